@@ -1,0 +1,52 @@
+package cmd
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arena-lab/arena/internal/contender"
+)
+
+func newBuildCmd() *cobra.Command {
+	var force bool
+	var lf labFlags
+	cmd := &cobra.Command{
+		Use:   "build [contender...]",
+		Short: "Build contenders whose sources changed (default: all)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := lf.open(false)
+			if err != nil {
+				return err
+			}
+			ms, err := pick(l.Root, args)
+			if err != nil {
+				return err
+			}
+			if needsJava(ms) {
+				if l.Settings.JDK, err = contender.FindJDK(); err != nil {
+					return err
+				}
+			}
+			builder := &contender.Builder{CacheDir: filepath.Join(l.Root, ".arena", "builds"), Settings: l.Settings}
+			for _, m := range ms {
+				l.Progress.Step("build " + m.Name)
+				b, err := builder.Build(cmd.Context(), m, force)
+				if err != nil {
+					l.Progress.Fail(err)
+					return fmt.Errorf("building %s failed", m.Name)
+				}
+				if b.Built {
+					l.Progress.Done(fmt.Sprintf("built in %s (%s)", b.Duration.Round(1e9), b.Hash))
+				} else {
+					l.Progress.Done("up to date (" + b.Hash + ")")
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "rebuild even when the sources did not change")
+	lf.register(cmd)
+	return cmd
+}

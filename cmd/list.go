@@ -1,0 +1,41 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/lab"
+	"github.com/arena-lab/arena/scenarios"
+)
+
+func newListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List contenders and scenarios",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := lab.FindRoot()
+			if err != nil {
+				return err
+			}
+			ms, discoverErr := contender.Discover(root + "/contenders")
+			w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "CONTENDER\tMODEL\tSTACK\tKNOBS")
+			for _, m := range ms {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", m.Name, m.Model, m.Stack, strings.Join(m.Knobs, ","))
+			}
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "SCENARIO\tPRESETS\tSTUDY")
+			for _, s := range scenarios.All() {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", s.Name(), strings.Join(s.Presets(), ","), s.Study())
+			}
+			w.Flush()
+			return discoverErr // a broken manifest is reported after what could be listed
+		},
+	}
+}

@@ -1,0 +1,193 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/lab"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+	"github.com/arena-lab/arena/report"
+	"github.com/arena-lab/arena/scenarios"
+)
+
+func newRunCmd() *cobra.Command {
+	var (
+		lf         labFlags
+		contenders []string
+		preset     string
+		quick      bool
+		repeat     int
+		duration   time.Duration
+		timeout    time.Duration
+		rebuild    bool
+		reverify   bool
+		port       int
+		runsDir    string
+	)
+	cmd := &cobra.Command{
+		Use:   "run [scenario]",
+		Short: "Build, verify and measure contenders on a scenario (default: isolation)",
+		Long: `Builds what is needed, verifies every contender against the contract (refusing any that
+fails), then measures each one on the scenario, one fresh server per cell, and writes
+runs/<id>/ with results.json, results.csv, .hlog interval logs, logs and report.html.
+Ctrl-C stops cleanly: the server is stopped and every finished cell is kept.`,
+		Example: `  arena run
+  arena run isolation --contenders spring-mvc,spring-webflux --quick
+  arena run isolation --preset default --repeat 3 --duration 30s`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := "isolation"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			sc, err := scenarios.Find(name)
+			if err != nil {
+				return err
+			}
+			if repeat < 1 || repeat > 100 {
+				return fmt.Errorf("--repeat %d: give 1 to 100", repeat)
+			}
+			if duration < 0 || timeout < 0 {
+				return errors.New("--duration and --timeout must be positive")
+			}
+			if port != 0 && (port < 1024 || port > 65535) {
+				return fmt.Errorf("--port %d: give 1024 to 65535, or 0 for a free port per start", port)
+			}
+			if port != 0 {
+				if err := contender.PortFree(port); err != nil {
+					return err
+				}
+			}
+			opts := scenario.Options{Preset: preset, Quick: quick, Duration: duration, Timeout: timeout}
+			if _, err := sc.Plan(opts); err != nil { // a bad preset fails before any build
+				return err
+			}
+			l, err := lf.open(false)
+			if err != nil {
+				return err
+			}
+			ms, err := pick(l.Root, contenders)
+			if err != nil {
+				return err
+			}
+			if needsJava(ms) {
+				if l.Settings.JDK, err = contender.FindJDK(); err != nil {
+					return err
+				}
+			}
+			if runsDir == "" {
+				runsDir = filepath.Join(l.Root, "runs")
+			}
+			fmt.Fprintf(os.Stderr, "arena run %s: %d contender(s), contenders on CPU %s, client on CPU %s, heap %d MiB\n",
+				sc.Name(), len(ms), lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs), lf.heapMB)
+			run, dir, runErr := l.Run(cmd.Context(), lab.RunOptions{
+				Scenario: sc, Options: opts, Contenders: ms, Repeat: repeat, Rebuild: rebuild, Reverify: reverify,
+				Port: port, RunsDir: runsDir, Command: os.Args,
+			})
+			if run == nil {
+				return runErr
+			}
+			reportPath := filepath.Join(dir, "report.html")
+			repErr := report.WriteFile(run, report.ChartLibPath(l.Root), reportPath)
+			printSummary(run)
+			fmt.Fprintf(os.Stderr, "\nresults: %s\n", dir)
+			if repErr != nil {
+				fmt.Fprintf(os.Stderr, "report: not written: %v\n", repErr)
+			} else {
+				fmt.Fprintf(os.Stderr, "report:  %s\n", reportPath)
+			}
+			switch {
+			case runErr != nil:
+				return runErr
+			case run.Status == "interrupted":
+				fmt.Fprintln(os.Stderr, "interrupted: finished cells are kept in the results")
+				return errInterrupted
+			}
+			return repErr
+		},
+	}
+	lf.register(cmd)
+	f := cmd.Flags()
+	f.StringSliceVar(&contenders, "contenders", nil, "contenders to run, comma-separated (default: all; see arena list)")
+	f.StringVar(&preset, "preset", "", "the scenario's preset (see arena list; default: the study's own)")
+	f.BoolVar(&quick, "quick", false, "a shorter form of the scenario, for a first look")
+	f.IntVar(&repeat, "repeat", 1, "measure every cell N times; the report gives medians and their spread")
+	f.DurationVar(&duration, "duration", 0, "length of the measured load (default: the preset's)")
+	f.DurationVar(&timeout, "timeout", 0, "per-request timeout (default: the preset's)")
+	f.BoolVar(&rebuild, "rebuild", false, "rebuild contenders even when their sources did not change")
+	f.BoolVar(&reverify, "reverify", false, "verify contenders even when this build already passed")
+	f.IntVar(&port, "port", 0, "start contenders on this port (default: a free port per start)")
+	f.StringVar(&runsDir, "out", "", "folder for runs/<id>/ (default: <lab>/runs)")
+	return cmd
+}
+
+// printSummary prints one row per contender and level: verdict, latency per tag, resources.
+func printSummary(run *results.Run) {
+	if len(run.Summary) == 0 {
+		return
+	}
+	verdict := map[string]string{}
+	for _, v := range run.Verdicts {
+		verdict[v.Contender+"/"+v.Level] = v.Verdict
+	}
+	var tags []string
+	for _, t := range run.Summary[0].Tags {
+		tags = append(tags, t.Tag)
+	}
+	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	head := []string{"CONTENDER", "LEVEL", "VERDICT"}
+	for _, t := range tags {
+		head = append(head, strings.ToUpper(t)+" p50/p99")
+	}
+	head = append(head, "CPU%", "RSS MB", "THREADS", "NOTE")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, strings.Join(head, "\t"))
+	for _, s := range run.Summary {
+		row := []string{s.Contender, s.Level, verdict[s.Contender+"/"+s.Level]}
+		for _, tag := range tags {
+			cellText := "-"
+			for _, t := range s.Tags {
+				if t.Tag == tag && t.Merged.Count > 0 {
+					cellText = fmtMs(t.Merged.P50) + " / " + fmtMs(t.Merged.P99)
+				}
+			}
+			row = append(row, cellText)
+		}
+		var note []string
+		if s.Noisy {
+			note = append(note, "noisy")
+		}
+		if s.ClientBnd {
+			note = append(note, "client-bound")
+		}
+		row = append(row, fmt.Sprintf("%.0f", s.CPUPct.Median), fmt.Sprintf("%.0f", s.RSSMB.Median), fmt.Sprintf("%.0f", s.Threads.Median), strings.Join(note, ","))
+		fmt.Fprintln(w, strings.Join(row, "\t"))
+	}
+	w.Flush()
+	if len(run.Claims) > 0 {
+		fmt.Println("\nThe study's claims:")
+		for _, c := range run.Claims {
+			fmt.Printf("  (%s) %s\n      %s: %s\n", c.ID, c.Text, strings.ToUpper(c.Verdict), c.Why)
+		}
+	}
+}
+
+func fmtMs(v float64) string {
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.2fs", v/1000)
+	case v >= 10:
+		return fmt.Sprintf("%.0fms", v)
+	default:
+		return fmt.Sprintf("%.2fms", v)
+	}
+}

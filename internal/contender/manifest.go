@@ -1,0 +1,150 @@
+// Package contender knows the contenders: their manifests, their builds and the life of a
+// running one (start pinned, wait for ready, watch, stop the whole process group).
+package contender
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// ManifestFile is the file that makes a folder of contenders/ a contender.
+const ManifestFile = "contender.toml"
+
+// Models are the concurrency models a contender may declare.
+var Models = []string{"thread-per-request", "async-servlet", "reactive", "virtual-threads", "event-loop", "actors", "goroutines"}
+
+// Runtimes say which toolchain and memory settings the lab passes.
+var Runtimes = []string{"java", "node", "go"}
+
+// Knobs are the contract's variables a contender may honour.
+var Knobs = []string{"WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE"}
+
+// Manifest is a contender's contender.toml.
+type Manifest struct {
+	Name        string   `toml:"name"`
+	Description string   `toml:"description"`
+	Stack       string   `toml:"stack"`
+	Model       string   `toml:"model"`
+	Runtime     string   `toml:"runtime"`
+	Build       string   `toml:"build"`
+	Sources     []string `toml:"sources"`
+	Artifact    string   `toml:"artifact"` // optional: a build output whose absence forces a rebuild
+	Start       string   `toml:"start"`
+	Knobs       []string `toml:"knobs"`
+	Notes       string   `toml:"notes"`
+
+	Dir string `toml:"-"` // absolute path of the contender's folder
+}
+
+// Honours reports whether the contender takes the contract variable knob.
+func (m *Manifest) Honours(knob string) bool { return slices.Contains(m.Knobs, knob) }
+
+// Load reads and checks the manifest in dir.
+func Load(dir string) (*Manifest, error) {
+	path := filepath.Join(dir, ManifestFile)
+	var m Manifest
+	md, err := toml.DecodeFile(path, &m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if undec := md.Undecoded(); len(undec) > 0 {
+		return nil, fmt.Errorf("%s: unknown field %q (known: name, description, stack, model, runtime, build, sources, artifact, start, knobs, notes)", path, undec[0].String())
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	m.Dir = abs
+	if err := m.check(filepath.Base(abs)); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &m, nil
+}
+
+func (m *Manifest) check(folder string) error {
+	var errs []error
+	if m.Name != folder {
+		errs = append(errs, fmt.Errorf("name %q must equal the folder's name %q", m.Name, folder))
+	}
+	if strings.TrimSpace(m.Stack) == "" {
+		errs = append(errs, errors.New("stack is empty: say which stack and version"))
+	}
+	if !slices.Contains(Models, m.Model) {
+		errs = append(errs, fmt.Errorf("model %q is not one of %s", m.Model, strings.Join(Models, ", ")))
+	}
+	if !slices.Contains(Runtimes, m.Runtime) {
+		errs = append(errs, fmt.Errorf("runtime %q is not one of %s", m.Runtime, strings.Join(Runtimes, ", ")))
+	}
+	if strings.TrimSpace(m.Start) == "" {
+		errs = append(errs, errors.New("start is empty: the command that runs the server"))
+	}
+	if m.Build != "" && len(m.Sources) == 0 {
+		errs = append(errs, errors.New("sources is empty: list what the build reads, so a change rebuilds it"))
+	}
+	for _, k := range m.Knobs {
+		if !slices.Contains(Knobs, k) {
+			errs = append(errs, fmt.Errorf("knob %q is not one of %s", k, strings.Join(Knobs, ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Discover loads every contender under root (a folder per contender; names starting with
+// "_" or "." hold shared parts and are skipped), sorted by name.
+func Discover(root string) ([]*Manifest, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("reading contenders: %w", err)
+	}
+	var out []*Manifest
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), "_") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err != nil {
+			continue
+		}
+		m, err := Load(dir)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, errors.Join(errs...)
+}
+
+// Select picks contenders by name, in the order given; an unknown name is an error that
+// lists the known ones.
+func Select(all []*Manifest, names []string) ([]*Manifest, error) {
+	if len(names) == 0 {
+		return all, nil
+	}
+	byName := map[string]*Manifest{}
+	var known []string
+	for _, m := range all {
+		byName[m.Name] = m
+		known = append(known, m.Name)
+	}
+	var out []*Manifest
+	for _, n := range names {
+		m, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("no contender %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,68 @@
+package contender
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Settings are what every contender of a run shares: the one JDK, the heap, the CPUs.
+type Settings struct {
+	JDK    JDK // zero when no Java contender is involved
+	HeapMB int
+}
+
+// JavaOpts are the JVM flags every Java contender gets. The heap is fixed (Xms = Xmx) so
+// that no contender measures heap growth the others skip; an OutOfMemoryError ends the
+// process, so running out of memory is an outcome the lab sees rather than a hung JVM.
+func (s Settings) JavaOpts() string {
+	return fmt.Sprintf("-Xms%dm -Xmx%dm -XX:+ExitOnOutOfMemoryError", s.HeapMB, s.HeapMB)
+}
+
+// inheritedButUnfair are variables that would silently change one runtime's settings.
+var inheritedButUnfair = []string{
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS", "JAVA_HOME",
+	"NODE_OPTIONS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC",
+	"PORT", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE",
+}
+
+// Env is the environment a contender is built and started with: the machine's, less
+// anything that would tune one runtime behind the lab's back, plus the runtime's settings
+// and the contract variables in vars.
+func (s Settings) Env(m *Manifest, vars map[string]string) ([]string, error) {
+	var env []string
+	path := os.Getenv("PATH")
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "PATH" || contains(inheritedButUnfair, name) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	switch m.Runtime {
+	case "java":
+		if s.JDK.Home == "" {
+			return nil, fmt.Errorf("%s needs a JDK %d+ and none was found", m.Name, MinJava)
+		}
+		path = s.JDK.Home + "/bin:" + path
+		env = append(env, "JAVA_HOME="+s.JDK.Home, "JAVA_OPTS="+s.JavaOpts())
+	case "node":
+		env = append(env, fmt.Sprintf("NODE_OPTIONS=--max-old-space-size=%d", s.HeapMB), "NODE_ENV=production")
+	case "go":
+		env = append(env, fmt.Sprintf("GOMEMLIMIT=%dMiB", s.HeapMB))
+	}
+	env = append(env, "PATH="+path)
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,140 @@
+package lab
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// Progress reports a run as it goes: steps (build, verify), then cells with an ETA. On a
+// terminal a status line ticks every second; elsewhere (CI, a pipe) one line per event.
+type Progress struct {
+	w     io.Writer
+	tty   bool
+	total int
+	est   time.Duration
+	began time.Time
+	done  int
+	spent time.Duration
+}
+
+// NewProgress writes to w (normally stderr).
+func NewProgress(w io.Writer) *Progress {
+	p := &Progress{w: w}
+	if f, ok := w.(*os.File); ok {
+		p.tty = term.IsTerminal(int(f.Fd()))
+	}
+	return p
+}
+
+// Step starts a named preparation step; Done or Fail ends it.
+func (p *Progress) Step(name string) {
+	if p.w == nil {
+		return
+	}
+	if p.tty {
+		fmt.Fprintf(p.w, "  %-40s ", name)
+	} else {
+		fmt.Fprintf(p.w, "  %s … ", name)
+	}
+}
+
+func (p *Progress) Done(what string) {
+	if p.w != nil {
+		fmt.Fprintln(p.w, what)
+	}
+}
+
+func (p *Progress) Fail(err error) {
+	if p.w != nil {
+		fmt.Fprintf(p.w, "FAILED\n    %s\n", strings.ReplaceAll(err.Error(), "\n", "\n    "))
+	}
+}
+
+// Begin announces n cells of about est each.
+func (p *Progress) Begin(n int, est time.Duration) {
+	p.total, p.est, p.began = n, est, time.Now()
+	if p.w != nil {
+		fmt.Fprintf(p.w, "\n%d cell(s), about %s each: ETA %s\n", n, est.Round(time.Second), p.eta().Round(time.Second))
+	}
+}
+
+// eta estimates what is left from the cells done so far (the plan's estimate before any).
+func (p *Progress) eta() time.Duration {
+	per := p.est
+	if p.done > 0 {
+		per = p.spent / time.Duration(p.done)
+	}
+	return per * time.Duration(p.total-p.done)
+}
+
+func (p *Progress) CellStart(i int, name string) {
+	if p.w != nil {
+		fmt.Fprintf(p.w, "[%d/%d] %s (ETA %s)\n", i+1, p.total, name, p.eta().Round(time.Second))
+	}
+}
+
+func (p *Progress) CellDone(i int, c results.Cell) {
+	p.done++
+	p.spent = time.Since(p.began)
+	if p.w == nil {
+		return
+	}
+	var parts []string
+	for _, t := range c.Tags {
+		parts = append(parts, fmt.Sprintf("%s p99 %s", t.Tag, fmtMs(t.Response.P99)))
+	}
+	status := c.Outcome.Status
+	if c.ClientBound {
+		status += ", client-bound"
+	}
+	fmt.Fprintf(p.w, "        %s: %s\n", status, strings.Join(parts, ", "))
+}
+
+// Tick shows the cell's elapsed time against its plan on a terminal, until stopped.
+func (p *Progress) Tick(start time.Time, planned time.Duration) (stop func()) {
+	if !p.tty {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(p.w, "\r\033[K")
+				return
+			case <-t.C:
+				el := time.Since(start)
+				frac := min(float64(el)/float64(planned), 1)
+				bar := strings.Repeat("█", int(frac*30)) + strings.Repeat("░", 30-int(frac*30))
+				fmt.Fprintf(p.w, "\r\033[K        %s %s / ~%s", bar, el.Round(time.Second), planned.Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func fmtMs(v float64) string {
+	switch {
+	case v >= 10000:
+		return fmt.Sprintf("%.0f s", v/1000)
+	case v >= 1000:
+		return fmt.Sprintf("%.2f s", v/1000)
+	case v >= 10:
+		return fmt.Sprintf("%.0f ms", v)
+	default:
+		return fmt.Sprintf("%.2f ms", v)
+	}
+}

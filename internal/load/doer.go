@@ -1,0 +1,106 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Request is one request of a stream, relative to the target's base address.
+type Request struct {
+	Method string // GET when empty
+	Path   string // e.g. /instant?ms=10
+}
+
+// Outcome is what one attempt ended with: an HTTP status, or an error kind.
+type Outcome struct {
+	Status  int
+	ErrKind string // "" when a response came back; else one of the ErrKind constants
+}
+
+// Error kinds, counted separately because each points somewhere else: a timeout at a
+// starved server, a refusal at one that died, a reset at one that gave up on a connection.
+const (
+	ErrTimeout = "timeout"
+	ErrRefused = "refused"
+	ErrReset   = "reset"
+	ErrClosed  = "closed"
+	ErrOther   = "other"
+)
+
+// A Doer performs one request. The engine knows nothing else of its target, so tests
+// drive it with fakes and scenarios with the HTTP doer.
+type Doer interface {
+	Do(ctx context.Context, r Request, timeout time.Duration) Outcome
+}
+
+// HTTPDoer sends HTTP/1.1 requests with fasthttp over pooled keep-alive connections to one
+// host: the client's per-request cost stays small, so the server is what gets measured.
+type HTTPDoer struct {
+	client *fasthttp.HostClient
+	base   string
+}
+
+// NewHTTPDoer returns a doer for addr ("127.0.0.1:8080") that opens at most maxConns
+// connections (0: practically unbounded, for open loops whose requests may all hang).
+func NewHTTPDoer(addr string, maxConns int) *HTTPDoer {
+	if maxConns <= 0 {
+		maxConns = 1 << 20
+	}
+	return &HTTPDoer{
+		base: "http://" + addr,
+		client: &fasthttp.HostClient{
+			Addr:                          addr,
+			MaxConns:                      maxConns,
+			MaxIdleConnDuration:           90 * time.Second,
+			DisableHeaderNamesNormalizing: true,
+			DisablePathNormalizing:        true,
+			NoDefaultUserAgentHeader:      true,
+			ReadBufferSize:                16 << 10,
+			// One attempt per request: a silent retry would hide exactly the failures we count.
+			MaxIdemponentCallAttempts: 1,
+		},
+	}
+}
+
+func (d *HTTPDoer) Do(ctx context.Context, r Request, timeout time.Duration) Outcome {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(d.base + r.Path)
+	if r.Method != "" {
+		req.Header.SetMethod(r.Method)
+	}
+	if err := d.client.DoTimeout(req, resp, timeout); err != nil {
+		return Outcome{ErrKind: ErrKindOf(err)}
+	}
+	return Outcome{Status: resp.StatusCode()}
+}
+
+// CloseIdle drops the pooled connections.
+func (d *HTTPDoer) CloseIdle() { d.client.CloseIdleConnections() }
+
+// ErrKindOf sorts a transport error into one of the counted kinds.
+func ErrKindOf(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, fasthttp.ErrDialTimeout),
+		errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &ne) && ne.Timeout():
+		return ErrTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ErrRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return ErrReset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, fasthttp.ErrConnectionClosed):
+		return ErrClosed
+	}
+	return ErrOther
+}

@@ -1,0 +1,146 @@
+package load
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Stream is one tagged constant-arrival stream of an open loop.
+type Stream struct {
+	Tag     string
+	Request Request
+	Pacer   Pacer
+	// Connections bounds the stream's requests in flight, as wrk2's connections do: a hit
+	// that finds them all busy waits, and its wait counts in its response time. 0 means
+	// unbounded: every hit leaves on time on a goroutine (and connection) of its own.
+	Connections int
+}
+
+// OpenLoop sends every stream on its own schedule, whatever the server does.
+type OpenLoop struct {
+	Streams  []Stream
+	Duration time.Duration // hits are scheduled in [0, Duration)
+	Timeout  time.Duration // per request, from its actual send
+	// LateAfter is how far past its intended time a send may leave before it counts late.
+	LateAfter time.Duration
+}
+
+// Run drives the streams until every scheduled hit has been sent and answered or timed
+// out, or ctx ends. It records into rec and rotates rec's windows every interval.
+func (o OpenLoop) Run(ctx context.Context, doer Doer, rec *Recorder, interval time.Duration) {
+	lateAfter := o.LateAfter
+	if lateAfter <= 0 {
+		lateAfter = time.Millisecond
+	}
+	start := rec.Start()
+	for _, s := range o.Streams {
+		rec.Schedule(s.Tag, HitsWithin(s.Pacer, o.Duration))
+	}
+	stopRotate := rotateEvery(rec, interval)
+	defer stopRotate()
+
+	var inflight sync.WaitGroup
+	var pacers sync.WaitGroup
+	for _, s := range o.Streams {
+		pacers.Add(1)
+		go func(s Stream) {
+			defer pacers.Done()
+			fire := func(intended time.Time) {
+				sent := time.Now()
+				out := doer.Do(ctx, s.Request, o.Timeout)
+				rec.Record(s.Tag, intended, sent, time.Now(), out, lateAfter)
+			}
+			if s.Connections <= 0 {
+				schedule(ctx, s.Pacer, start, o.Duration, func(intended time.Time) {
+					inflight.Add(1)
+					go func() { defer inflight.Done(); fire(intended) }()
+				})
+				return
+			}
+			// Bounded: a fixed set of workers takes hits in schedule order; the pacer keeps
+			// its schedule even when they fall behind, so the backlog is measured, not hidden.
+			due := make(chan time.Time, 4096)
+			for i := 0; i < s.Connections; i++ {
+				inflight.Add(1)
+				go func() {
+					defer inflight.Done()
+					for intended := range due {
+						if ctx.Err() != nil {
+							return
+						}
+						fire(intended)
+					}
+				}()
+			}
+			schedule(ctx, s.Pacer, start, o.Duration, func(intended time.Time) {
+				select {
+				case due <- intended:
+				case <-ctx.Done():
+				}
+			})
+			close(due)
+		}(s)
+	}
+	pacers.Wait()
+	waitOrDone(ctx, &inflight)
+}
+
+// schedule calls send at each hit's intended time within [0, d) of start, until ctx ends.
+// When it wakes late it sends at once: the hit keeps its intended time.
+func schedule(ctx context.Context, p Pacer, start time.Time, d time.Duration, send func(intended time.Time)) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for n := int64(0); ; n++ {
+		due, ok := p.Due(n)
+		if !ok || due >= d {
+			return
+		}
+		intended := start.Add(due)
+		if wait := time.Until(intended); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		} else if ctx.Err() != nil {
+			return
+		}
+		send(intended)
+	}
+}
+
+// rotateEvery closes the recorder's windows every interval until stopped, then once more.
+func rotateEvery(rec *Recorder, interval time.Duration) (stop func()) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				_ = rec.Rotate(now) // a sink error loses a log line, never the run
+			case <-done:
+				_ = rec.Rotate(time.Now())
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// waitOrDone waits for wg, or for ctx to end (requests still out are abandoned).
+func waitOrDone(ctx context.Context, wg *sync.WaitGroup) {
+	all := make(chan struct{})
+	go func() { wg.Wait(); close(all) }()
+	select {
+	case <-all:
+	case <-ctx.Done():
+	}
+}

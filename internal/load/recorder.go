@@ -1,0 +1,248 @@
+package load
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histograms hold nanoseconds, from 1 µs to one hour at 3 significant digits, the
+// convention HdrHistogram's .hlog tools expect.
+const (
+	histLowest  = int64(time.Microsecond)
+	histHighest = int64(time.Hour)
+	histDigits  = 3
+)
+
+// NewHistogram returns an empty latency histogram in the engine's units.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(histLowest, histHighest, histDigits)
+}
+
+// Window summarises one interval of a tag's responses, by completion time.
+type Window struct {
+	T      float64 `json:"t"`      // seconds since the run started, at the window's end
+	Count  int64   `json:"count"`  // responses completed in the window
+	Errors int64   `json:"errors"` // transport errors and non-2xx in the window
+	P50    float64 `json:"p50_ms"`
+	P90    float64 `json:"p90_ms"`
+	P99    float64 `json:"p99_ms"`
+	Max    float64 `json:"max_ms"`
+}
+
+// TagStats are the counters of one tag.
+type TagStats struct {
+	Tag       string           `json:"tag"`
+	Scheduled int64            `json:"scheduled"` // hits the schedule intended (open loop)
+	Sent      int64            `json:"sent"`
+	Completed int64            `json:"completed"` // responses with any status
+	Late      int64            `json:"late"`      // sends later than LateAfter past their intended time
+	MaxLateMs float64          `json:"max_late_ms"`
+	Status    map[string]int64 `json:"status"` // "2xx", "4xx", …
+	Errors    map[string]int64 `json:"errors"` // transport errors by kind
+}
+
+// IntervalSink receives each closed window's histogram (e.g. an .hlog writer).
+type IntervalSink interface {
+	Interval(tag string, h *hdrhistogram.Histogram) error
+}
+
+// Recorder collects every attempt of a run: per tag, the response time (from the intended
+// send), the service time (from the actual send), counters and a timeline of windows.
+// It is safe for concurrent use; one mutex per tag keeps the hot path short.
+type Recorder struct {
+	start    time.Time
+	sink     IntervalSink
+	mu       sync.Mutex // guards tags and order
+	tags     map[string]*tagRecord
+	order    []string
+	rotateMu sync.Mutex
+}
+
+type tagRecord struct {
+	mu          sync.Mutex
+	stats       TagStats
+	response    *hdrhistogram.Histogram
+	service     *hdrhistogram.Histogram
+	window      *hdrhistogram.Histogram
+	windowErrs  int64
+	windowStart time.Time
+	timeline    []Window
+}
+
+// NewRecorder starts a recorder whose timeline counts from start. sink may be nil.
+func NewRecorder(start time.Time, sink IntervalSink) *Recorder {
+	return &Recorder{start: start, sink: sink, tags: map[string]*tagRecord{}}
+}
+
+// Start is when the recorder's timeline begins.
+func (r *Recorder) Start() time.Time { return r.start }
+
+func (r *Recorder) tag(name string) *tagRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.tags[name]
+	if t == nil {
+		t = &tagRecord{
+			stats:       TagStats{Tag: name, Status: map[string]int64{}, Errors: map[string]int64{}},
+			response:    NewHistogram(),
+			service:     NewHistogram(),
+			window:      NewHistogram(),
+			windowStart: r.start,
+		}
+		r.tags[name] = t
+		r.order = append(r.order, name)
+	}
+	return t
+}
+
+// Schedule declares a tag and how many hits its schedule intends.
+func (r *Recorder) Schedule(tag string, hits int64) {
+	t := r.tag(tag)
+	t.mu.Lock()
+	t.stats.Scheduled += hits
+	t.mu.Unlock()
+}
+
+// Record adds one attempt. intended is when the schedule meant it to leave, sent when it
+// left, done when it ended. Responses of any status and timeouts enter the histograms
+// (a timeout at the time it waited: leaving it out would flatter a starved server);
+// refused and reset connections are counted but have no latency worth the name.
+func (r *Recorder) Record(tag string, intended, sent, done time.Time, out Outcome, lateAfter time.Duration) {
+	t := r.tag(tag)
+	lateness := sent.Sub(intended)
+	response := int64(done.Sub(intended))
+	service := int64(done.Sub(sent))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := &t.stats
+	st.Sent++
+	if lateness > lateAfter {
+		st.Late++
+	}
+	if ms := float64(lateness) / 1e6; ms > st.MaxLateMs {
+		st.MaxLateMs = ms
+	}
+	timedOut := out.ErrKind == ErrTimeout
+	if out.ErrKind != "" {
+		st.Errors[out.ErrKind]++
+		t.windowErrs++
+	} else {
+		st.Completed++
+		st.Status[statusClass(out.Status)]++
+		if out.Status < 200 || out.Status > 299 {
+			t.windowErrs++
+		}
+	}
+	if out.ErrKind == "" || timedOut {
+		record(t.response, response)
+		record(t.service, service)
+		record(t.window, response)
+	}
+}
+
+func record(h *hdrhistogram.Histogram, v int64) {
+	if v < histLowest {
+		v = histLowest
+	}
+	if v > histHighest {
+		v = histHighest
+	}
+	_ = h.RecordValue(v) // in range by the clamps above
+}
+
+func statusClass(code int) string {
+	if code < 100 || code > 599 {
+		return "other"
+	}
+	return string(rune('0'+code/100)) + "xx"
+}
+
+// Rotate closes every tag's current window at now: it joins the timeline and goes to the sink.
+func (r *Recorder) Rotate(now time.Time) error {
+	r.rotateMu.Lock()
+	defer r.rotateMu.Unlock()
+	var firstErr error
+	for _, name := range r.Tags() {
+		t := r.tag(name)
+		t.mu.Lock()
+		w := t.window
+		errs := t.windowErrs
+		wStart := t.windowStart
+		t.window = NewHistogram()
+		t.windowErrs = 0
+		t.windowStart = now
+		win := Window{
+			T:      now.Sub(r.start).Seconds(),
+			Count:  w.TotalCount(),
+			Errors: errs,
+			P50:    ms(w.ValueAtQuantile(50)),
+			P90:    ms(w.ValueAtQuantile(90)),
+			P99:    ms(w.ValueAtQuantile(99)),
+			Max:    ms(w.Max()),
+		}
+		t.timeline = append(t.timeline, win)
+		t.mu.Unlock()
+		if r.sink != nil {
+			w.SetTag(name)
+			w.SetStartTimeMs(wStart.UnixMilli())
+			w.SetEndTimeMs(now.UnixMilli())
+			if err := r.sink.Interval(name, w); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	return firstErr
+}
+
+// Tags lists the tags in the order they were first seen.
+func (r *Recorder) Tags() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.order...)
+}
+
+// TagResult is everything recorded for one tag.
+type TagResult struct {
+	TagStats
+	Response *hdrhistogram.Histogram
+	Service  *hdrhistogram.Histogram
+	Timeline []Window
+}
+
+// Results returns a copy of every tag's record, sorted by tag order of first use.
+func (r *Recorder) Results() []TagResult {
+	var out []TagResult
+	for _, name := range r.Tags() {
+		t := r.tag(name)
+		t.mu.Lock()
+		st := t.stats
+		st.Status = copyCounts(st.Status)
+		st.Errors = copyCounts(st.Errors)
+		out = append(out, TagResult{
+			TagStats: st,
+			Response: hdrhistogram.Import(t.response.Export()),
+			Service:  hdrhistogram.Import(t.service.Export()),
+			Timeline: append([]Window(nil), t.timeline...),
+		})
+		t.mu.Unlock()
+	}
+	return out
+}
+
+func copyCounts(m map[string]int64) map[string]int64 {
+	c := make(map[string]int64, len(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c[k] = m[k]
+	}
+	return c
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }

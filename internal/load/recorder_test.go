@@ -1,0 +1,107 @@
+package load
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+func TestRecorderCountsStatusErrorsAndTimeouts(t *testing.T) {
+	start := time.Unix(1000, 0)
+	rec := NewRecorder(start, nil)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	rec.Record("a", at(0), at(0), at(10), Outcome{Status: 200}, time.Millisecond)
+	rec.Record("a", at(0), at(5), at(20), Outcome{Status: 404}, time.Millisecond)
+	rec.Record("a", at(0), at(0), at(60000), Outcome{ErrKind: ErrTimeout}, time.Millisecond)
+	rec.Record("a", at(0), at(0), at(1), Outcome{ErrKind: ErrRefused}, time.Millisecond)
+	r := rec.Results()[0]
+	if r.Sent != 4 || r.Completed != 2 || r.Status["2xx"] != 1 || r.Status["4xx"] != 1 {
+		t.Fatalf("counts %+v", r.TagStats)
+	}
+	if r.Errors[ErrTimeout] != 1 || r.Errors[ErrRefused] != 1 || r.Late != 1 || r.MaxLateMs != 5 {
+		t.Fatalf("errors/late %+v", r.TagStats)
+	}
+	// The timeout is in the histogram at the time it waited; the refusal is not.
+	if r.Response.TotalCount() != 3 || r.Response.Max() < int64(59*time.Second) {
+		t.Fatalf("histogram count %d max %d", r.Response.TotalCount(), r.Response.Max())
+	}
+	if got := time.Duration(r.Service.ValueAtQuantile(50)); got < 14*time.Millisecond || got > 16*time.Millisecond {
+		t.Fatalf("service p50 %v; want 15ms", got)
+	}
+}
+
+// Repeats are combined by merging their histograms, never by averaging percentiles.
+func TestHistogramMergeIsNotAnAverageOfPercentiles(t *testing.T) {
+	a, b := NewHistogram(), NewHistogram()
+	for i := 0; i < 990; i++ {
+		_ = a.RecordValue(int64(time.Millisecond))
+	}
+	for i := 0; i < 10; i++ {
+		_ = a.RecordValue(int64(time.Second))
+	}
+	for i := 0; i < 1000; i++ {
+		_ = b.RecordValue(int64(time.Millisecond))
+	}
+	avgOfP99 := (a.ValueAtQuantile(99.6) + b.ValueAtQuantile(99.6)) / 2
+	m := NewHistogram()
+	m.Merge(a)
+	m.Merge(b)
+	if m.TotalCount() != 2000 {
+		t.Fatalf("merged count %d", m.TotalCount())
+	}
+	got := m.ValueAtQuantile(99.6)
+	if got < int64(990*time.Millisecond) {
+		t.Fatalf("merged p99.6 = %v; want the 1 s tail (the top 0.4%% of 2000 lies in its 10 slow hits)", time.Duration(got))
+	}
+	if avgOfP99 == got {
+		t.Fatalf("merged p99.6 equals the average of percentiles; the test is not telling them apart")
+	}
+}
+
+func TestRotateBuildsTimelineAndHlog(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	hl, err := CreateHlog(filepath.Join(dir, "x.hlog"), start, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := NewRecorder(start, hl)
+	rec.Record("instant", start, start, start.Add(2*time.Millisecond), Outcome{Status: 200}, time.Millisecond)
+	if err := rec.Rotate(start.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	rec.Record("instant", start, start, start.Add(4*time.Millisecond), Outcome{Status: 500}, time.Millisecond)
+	if err := rec.Rotate(start.Add(2 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := hl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tl := rec.Results()[0].Timeline
+	if len(tl) != 2 || tl[0].Count != 1 || tl[1].Errors != 1 || tl[1].T != 2 {
+		t.Fatalf("timeline %+v", tl)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "x.hlog"))
+	r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(raw))
+	var n int
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			break
+		}
+		if h.Tag() != "instant" || h.TotalCount() != 1 {
+			t.Fatalf("interval %d: tag %q count %d", n, h.Tag(), h.TotalCount())
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("read %d intervals back; want 2", n)
+	}
+}

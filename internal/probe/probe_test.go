@@ -1,0 +1,58 @@
+package probe
+
+import (
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// A busy child and an idle grandchild: the probe must see both processes and the busy
+// loop's CPU, which only a tree walk (not the root alone) finds.
+func TestProbeSeesTheWholeTree(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `sh -c 'while :; do :; done' & sleep 5; wait`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = exec.Command("pkill", "-P", itoa(cmd.Process.Pid)).Run()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	start := time.Now()
+	p := Start(cmd.Process.Pid, start, 100*time.Millisecond)
+	time.Sleep(1500 * time.Millisecond)
+	samples := p.Stop()
+	if len(samples) < 8 {
+		t.Fatalf("%d samples in 1.5 s at 10 Hz", len(samples))
+	}
+	last := samples[len(samples)-1]
+	if last.Procs < 3 {
+		t.Fatalf("saw %d processes; want the shell, the busy loop and sleep", last.Procs)
+	}
+	sum := Summarise(samples, 0.5, 0)
+	if sum.CPUPctMean < 30 {
+		t.Fatalf("mean CPU %.0f%%; want the busy loop's near 100%%", sum.CPUPctMean)
+	}
+	if sum.RSSMBMax <= 0 || sum.ThreadsMax < 3 {
+		t.Fatalf("summary %+v", sum)
+	}
+}
+
+func TestSummariseWindowsAndIntegrates(t *testing.T) {
+	s := []Sample{
+		{T: 1, CPUPct: 50, UserPct: 40, SysPct: 10, RSSMB: 100, Threads: 10},
+		{T: 2, CPUPct: 100, UserPct: 80, SysPct: 20, RSSMB: 200, Threads: 20},
+		{T: 3, CPUPct: 0, RSSMB: 300, Threads: 5},
+	}
+	sum := Summarise(s, 1.5, 2.5)
+	if sum.Samples != 1 || sum.CPUPctMean != 100 || sum.RSSMBMax != 200 || sum.ThreadsMax != 20 {
+		t.Fatalf("%+v", sum)
+	}
+	all := Summarise(s, 0, 0)
+	if all.UserSeconds != 0.8 || all.RSSMBMean != 200 {
+		t.Fatalf("%+v", all)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

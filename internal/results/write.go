@@ -1,0 +1,123 @@
+package results
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+)
+
+// File names inside a run's folder.
+const (
+	JSONFile = "results.json"
+	CSVFile  = "results.csv"
+)
+
+// Save writes results.json and results.csv into dir, each atomically (a temp file renamed
+// over the old one), so a run stopped at any moment leaves the last complete version.
+func Save(run *Run, dir string) error {
+	if err := writeAtomic(filepath.Join(dir, JSONFile), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(run)
+	}); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, CSVFile), func(w io.Writer) error { return WriteCSV(run, w) })
+}
+
+// Load reads a run's results.json; path is the file or its folder.
+func Load(path string) (*Run, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, JSONFile)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var run Run
+	if err := json.Unmarshal(raw, &run); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if run.Schema != SchemaVersion {
+		return nil, fmt.Errorf("%s: schema %q, this arena reads %q", path, run.Schema, SchemaVersion)
+	}
+	return &run, nil
+}
+
+func writeAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op once renamed
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // CreateTemp makes 0600; results are for reading
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// CSVHeader is results.csv's first row: one row per cell and tag follows.
+var CSVHeader = []string{
+	"scenario", "preset", "contender", "level", "repeat", "outcome", "tag",
+	"sent", "completed", "errors", "non_2xx", "late", "rps",
+	"resp_p50_ms", "resp_p90_ms", "resp_p99_ms", "resp_p999_ms", "resp_max_ms", "resp_mean_ms",
+	"svc_p50_ms", "svc_p99_ms",
+	"server_cpu_pct_mean", "server_rss_mb_max", "server_threads_max", "client_cpu_pct_mean", "client_bound",
+}
+
+// WriteCSV writes one row per cell and tag, for spreadsheets and scripts.
+func WriteCSV(run *Run, w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, c := range run.Cells {
+		for _, t := range c.Tags {
+			var errs, non2xx int64
+			for _, n := range t.Errors {
+				errs += n
+			}
+			classes := make([]string, 0, len(t.Status))
+			for k := range t.Status {
+				classes = append(classes, k)
+			}
+			sort.Strings(classes)
+			for _, k := range classes {
+				if k != "2xx" {
+					non2xx += t.Status[k]
+				}
+			}
+			row := []string{
+				run.Scenario.Name, run.Scenario.Preset, c.Contender, c.Level, strconv.Itoa(c.Repeat), c.Outcome.Status, t.Tag,
+				i(t.Sent), i(t.Completed), i(errs), i(non2xx), i(t.Late), f(t.RPS),
+				f(t.Response.P50), f(t.Response.P90), f(t.Response.P99), f(t.Response.P999), f(t.Response.Max), f(t.Response.Mean),
+				f(t.Service.P50), f(t.Service.P99),
+				f(round3(c.Server.Summary.CPUPctMean)), f(round3(c.Server.Summary.RSSMBMax)), strconv.Itoa(int(c.Server.Summary.ThreadsMax)),
+				f(round3(c.Client.Summary.CPUPctMean)), strconv.FormatBool(c.ClientBound),
+			}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

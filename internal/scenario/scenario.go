@@ -1,0 +1,82 @@
+// Package scenario defines what a scenario is: a load plan per preset, and the judgement of
+// a finished run (a verdict per contender, a verdict per claim of the study it reproduces).
+// Each scenario is a package under scenarios/.
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/arena-lab/arena/internal/load"
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// Options shape a plan from the command line.
+type Options struct {
+	Preset   string        // "" for the scenario's default
+	Quick    bool          // a shorter form, for a first look and for CI
+	Duration time.Duration // 0: the preset's
+	Timeout  time.Duration // 0: the preset's
+}
+
+// Level is one load level: how the contender is started and what load it gets.
+type Level struct {
+	Name string
+	Env  map[string]string // contract variables for the contender (besides PORT)
+	// Exactly one of Open and Closed is set.
+	Open   *load.OpenLoop
+	Closed *load.ClosedLoop
+	// Warmup, if set, runs before the measured load and is discarded.
+	Warmup *load.ClosedLoop
+	// Drain estimates how long the last requests take after the last send, for the ETA.
+	Drain time.Duration
+}
+
+// Plan is a scenario's levels under one preset.
+type Plan struct {
+	Preset string
+	Levels []Level
+	Notes  []string // what this plan does differently from the study, and why
+}
+
+// Scenario is one study made runnable.
+type Scenario interface {
+	Name() string
+	Title() string
+	Study() string // which seed, and its one-line question
+	Presets() []string
+	Plan(Options) (Plan, error)
+	// Judge gives each contender a verdict and each of the study's claims a verdict.
+	Judge(run *results.Run) ([]results.Verdict, []results.Claim)
+}
+
+// Describe renders a level as the results' plan record.
+func Describe(l Level) results.Level {
+	out := results.Level{Name: l.Name, Env: l.Env}
+	switch {
+	case l.Open != nil:
+		out.Load = fmt.Sprintf("open loop, %s, request timeout %s", l.Open.Duration, l.Open.Timeout)
+		for _, s := range l.Open.Streams {
+			out.Streams = append(out.Streams, results.StreamPlan{Tag: s.Tag, Path: s.Request.Path, Mode: "open", Rate: s.Pacer.Rate(), Connections: s.Connections})
+		}
+	case l.Closed != nil:
+		out.Load = fmt.Sprintf("closed loop, %d connections, %d requests (at most %s), request timeout %s", l.Closed.Connections, l.Closed.Requests, l.Closed.Duration, l.Closed.Timeout)
+		out.Streams = append(out.Streams, results.StreamPlan{Tag: l.Closed.Tag, Path: l.Closed.Request.Path, Mode: "closed", Connections: l.Closed.Connections, Requests: l.Closed.Requests})
+	}
+	return out
+}
+
+// Expected is the planned length of a level's measured load, for the ETA.
+func (l Level) Expected() time.Duration {
+	d := l.Drain
+	if l.Open != nil {
+		d += l.Open.Duration
+	}
+	if l.Closed != nil {
+		d += l.Closed.Duration
+	}
+	if l.Warmup != nil {
+		d += l.Warmup.Duration
+	}
+	return d
+}

@@ -1,0 +1,130 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/arena-lab/arena/internal/probe"
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// chartData is the JSON blob app.js draws from. Every per-contender list follows
+// levelData.Contenders, so a contender keeps its colour from chart to chart.
+type chartData struct {
+	Levels []levelData `json:"levels"`
+}
+
+type levelData struct {
+	Contenders []string           `json:"contenders"`
+	Tags       map[string]tagData `json:"tags"`
+	// Lines are the resource timelines: "cpu", "client_cpu", "rss", "threads".
+	Lines map[string][]line `json:"lines"`
+}
+
+type tagData struct {
+	// Percentiles holds, per contender, p50, p90, p99, p99.9 and max of the merged
+	// response time in ms; null when the contender has no response for the tag.
+	Percentiles [][]any `json:"percentiles"`
+	P99         []line  `json:"p99"`
+}
+
+// line is one series of [t seconds, value] points; a null value leaves a gap.
+type line struct {
+	Name   string   `json:"name"`
+	Points [][2]any `json:"points"`
+}
+
+func buildChartData(run *results.Run, levels []levelView) chartData {
+	data := chartData{Levels: []levelData{}}
+	for _, lv := range levels {
+		d := levelData{Contenders: lv.Contenders, Tags: map[string]tagData{}, Lines: map[string][]line{}}
+		summaries := map[string]results.CellSummary{}
+		for _, r := range lv.Rows {
+			summaries[r.Contender] = r.Summary
+		}
+		for _, tv := range lv.Tags {
+			td := tagData{Percentiles: [][]any{}, P99: []line{}}
+			for _, name := range lv.Contenders {
+				td.Percentiles = append(td.Percentiles, percentiles(summaries[name], tv.Tag))
+				td.P99 = append(td.P99, p99Line(lv.Timelines[name], name, tv.Tag))
+			}
+			d.Tags[tv.Tag] = td
+		}
+		for _, name := range lv.Contenders {
+			c := lv.Timelines[name]
+			var server, client []probe.Sample
+			if c != nil {
+				server, client = c.Server.Timeline, c.Client.Timeline
+			}
+			label := seriesName(c, name)
+			d.Lines["cpu"] = append(d.Lines["cpu"], sampleLine(label, server, func(s probe.Sample) float64 { return s.CPUPct }))
+			d.Lines["client_cpu"] = append(d.Lines["client_cpu"], sampleLine(label+" client", client, func(s probe.Sample) float64 { return s.CPUPct }))
+			d.Lines["rss"] = append(d.Lines["rss"], sampleLine(label, server, func(s probe.Sample) float64 { return s.RSSMB }))
+			d.Lines["threads"] = append(d.Lines["threads"], sampleLine(label, server, func(s probe.Sample) float64 { return float64(s.Threads) }))
+		}
+		data.Levels = append(data.Levels, d)
+	}
+	return data
+}
+
+func percentiles(s results.CellSummary, tag string) []any {
+	for _, t := range s.Tags {
+		if t.Tag == tag && t.Merged.Count > 0 {
+			m := t.Merged
+			return []any{positive(m.P50), positive(m.P90), positive(m.P99), positive(m.P999), positive(m.Max)}
+		}
+	}
+	return nil
+}
+
+func p99Line(c *results.Cell, contender, tag string) line {
+	l := line{Name: seriesName(c, contender), Points: [][2]any{}}
+	if c == nil {
+		return l
+	}
+	for _, t := range c.Tags {
+		if t.Tag != tag {
+			continue
+		}
+		for _, w := range t.Timeline {
+			v := positive(w.P99)
+			if w.Count == 0 { // an empty window has no latency, not a zero one
+				v = nil
+			}
+			l.Points = append(l.Points, [2]any{finite(w.T), v})
+		}
+	}
+	return l
+}
+
+func sampleLine(name string, samples []probe.Sample, value func(probe.Sample) float64) line {
+	l := line{Name: name, Points: [][2]any{}}
+	for _, s := range samples {
+		l.Points = append(l.Points, [2]any{finite(s.T), finite(value(s))})
+	}
+	return l
+}
+
+// seriesName says which repeat a timeline is when it is not the first.
+func seriesName(c *results.Cell, contender string) string {
+	if c == nil || c.Repeat == 1 {
+		return contender
+	}
+	return fmt.Sprintf("%s (repeat %d)", contender, c.Repeat)
+}
+
+// finite keeps NaN and ±Inf, which JSON cannot carry, out of the blob.
+func finite(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return v
+}
+
+// positive is finite for values on a log axis, where 0 cannot be drawn.
+func positive(v float64) any {
+	if !(v > 0) {
+		return nil
+	}
+	return finite(v)
+}

@@ -1,0 +1,93 @@
+// Package report renders a run's results.json as one self-contained HTML page: tables
+// drawn in Go, charts drawn in the browser by the echarts library inlined into the page,
+// so that the file opens offline and can be mailed or archived as it is.
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/arena-lab/arena/internal/results"
+)
+
+var (
+	//go:embed template.html
+	pageTemplate string
+	//go:embed style.css
+	styleCSS string
+	//go:embed app.js
+	appJS string
+)
+
+var page = template.Must(template.New("report").Funcs(funcs).Parse(pageTemplate))
+
+// ChartLibPath is where `npm ci` in report/web puts the chart library the page inlines.
+func ChartLibPath(labRoot string) string {
+	return filepath.Join(labRoot, "report", "web", "node_modules", "echarts", "dist", "echarts.min.js")
+}
+
+// scriptEnd matches what would close an inline <script> early; the library has none
+// today, and "<\/script" means the same to JavaScript should a later version gain one.
+var scriptEnd = regexp.MustCompile(`(?i)</(script)`)
+
+// Render writes the report of run to w, with chartLib (echarts.min.js) inlined.
+func Render(run *results.Run, chartLib []byte, w io.Writer) error {
+	if run == nil {
+		return errors.New("report: no run to render")
+	}
+	v := buildPage(run)
+	data, err := json.Marshal(buildChartData(run, v.Levels))
+	if err != nil {
+		return fmt.Errorf("report: chart data: %w", err)
+	}
+	v.CSS = template.CSS(styleCSS)
+	v.App = template.JS(appJS)
+	v.Data = template.JS(data) // json.Marshal escapes <, > and &, so it cannot leave the <script>
+	v.ChartLib = template.JS(scriptEnd.ReplaceAll(chartLib, []byte(`<\/$1`)))
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, v); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// WriteFile renders run to outPath, replacing it only once the new page is complete.
+func WriteFile(run *results.Run, chartLibPath, outPath string) error {
+	lib, err := os.ReadFile(chartLibPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("report: chart library %s is missing: run `npm ci` in report/web", chartLibPath)
+	}
+	if err != nil {
+		return fmt.Errorf("report: chart library: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(outPath), "."+filepath.Base(outPath)+".*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	if err := Render(run, lib, tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp's 0600 would hide the report from others
+		tmp.Close()
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), outPath); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}

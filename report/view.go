@@ -1,0 +1,390 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// pageView is everything the template shows; the figures stay in the run's own types
+// and are formatted by the template's functions.
+type pageView struct {
+	Run          *results.Run
+	Command      string
+	Started      string
+	Finished     string
+	Elapsed      string
+	VerdictLevel bool // some verdict is for one level only, so the table names it
+	Levels       []levelView
+	Outcomes     []outcomeView
+	EnvRows      [][2]string
+	CPULayout    string
+	CSS          template.CSS
+	App          template.JS
+	ChartLib     template.JS
+	Data         template.JS
+}
+
+type levelView struct {
+	Index      int
+	Level      results.Level
+	Tags       []tagView
+	Contenders []string
+	Rows       []contenderRows
+	NoSummary  []string // contenders measured at no repeat of this level
+	Timelines  map[string]*results.Cell
+}
+
+type tagView struct {
+	Tag  string
+	Plan string // how the stream was driven, e.g. "GET /instant · open 10/s"
+}
+
+type contenderRows struct {
+	Contender      string
+	Summary        results.CellSummary
+	ClientBoundWhy string
+	Tags           []tagRow
+}
+
+type tagRow struct {
+	results.TagSummary
+	Measured bool
+}
+
+type outcomeView struct {
+	results.Cell
+	Exit    string
+	LogTail string
+}
+
+func buildPage(run *results.Run) *pageView {
+	v := &pageView{
+		Run:      run,
+		Command:  shellJoin(run.Command),
+		Started:  stamp(run.Started),
+		Finished: "—",
+	}
+	if run.Finished != nil {
+		v.Finished = stamp(*run.Finished)
+		v.Elapsed = run.Finished.Sub(run.Started).Round(time.Second).String()
+	}
+	for _, vd := range run.Verdicts {
+		v.VerdictLevel = v.VerdictLevel || vd.Level != ""
+	}
+	contenders := contenderOrder(run)
+	for i, lv := range levelOrder(run) {
+		v.Levels = append(v.Levels, buildLevel(run, i, lv, contenders))
+	}
+	for _, c := range run.Cells {
+		if c.Outcome.Status != results.OutcomeOK {
+			v.Outcomes = append(v.Outcomes, outcomeView{Cell: c, Exit: exitText(c.Outcome), LogTail: strings.Join(c.Outcome.LogTail, "\n")})
+		}
+	}
+	v.EnvRows, v.CPULayout = environment(run.Env)
+	return v
+}
+
+// contenderOrder is the run's own list, then any contender only the cells name.
+func contenderOrder(run *results.Run) []string {
+	var names []string
+	for _, c := range run.Contenders {
+		names = appendNew(names, c.Name)
+	}
+	for _, c := range run.Cells {
+		names = appendNew(names, c.Contender)
+	}
+	for _, s := range run.Summary {
+		names = appendNew(names, s.Contender)
+	}
+	return names
+}
+
+// levelOrder is the scenario's plan, then any level only the cells name (a run whose
+// plan changed under it should still show everything it measured).
+func levelOrder(run *results.Run) []results.Level {
+	levels := slices.Clone(run.Scenario.Levels)
+	known := map[string]bool{}
+	for _, l := range levels {
+		known[l.Name] = true
+	}
+	for _, c := range run.Cells {
+		if !known[c.Level] {
+			known[c.Level] = true
+			levels = append(levels, results.Level{Name: c.Level})
+		}
+	}
+	return levels
+}
+
+func buildLevel(run *results.Run, index int, lv results.Level, contenders []string) levelView {
+	v := levelView{Index: index, Level: lv, Contenders: contenders, Timelines: map[string]*results.Cell{}}
+	var tags []string
+	for _, s := range lv.Streams {
+		if !slices.Contains(tags, s.Tag) {
+			tags = append(tags, s.Tag)
+			v.Tags = append(v.Tags, tagView{Tag: s.Tag, Plan: streamPlan(s)})
+		}
+	}
+	addTag := func(tag string) {
+		if !slices.Contains(tags, tag) {
+			tags = append(tags, tag)
+			v.Tags = append(v.Tags, tagView{Tag: tag})
+		}
+	}
+	summaries := map[string]results.CellSummary{}
+	for _, s := range run.Summary {
+		if s.Level == lv.Name {
+			summaries[s.Contender] = s
+			for _, t := range s.Tags {
+				addTag(t.Tag)
+			}
+		}
+	}
+	why := map[string]*clientBound{}
+	for i := range run.Cells {
+		c := &run.Cells[i]
+		if c.Level != lv.Name {
+			continue
+		}
+		for _, t := range c.Tags {
+			addTag(t.Tag)
+		}
+		if c.ClientBoundWhy != "" {
+			if why[c.Contender] == nil {
+				why[c.Contender] = &clientBound{repeats: map[string][]string{}}
+			}
+			why[c.Contender].add(c.ClientBoundWhy, c.Repeat)
+		}
+		// Timelines show one repeat: the first, or the earliest that exists.
+		if cur := v.Timelines[c.Contender]; cur == nil || c.Repeat < cur.Repeat {
+			v.Timelines[c.Contender] = c
+		}
+	}
+	for _, name := range contenders {
+		s, ok := summaries[name]
+		if !ok {
+			if v.Timelines[name] != nil {
+				v.NoSummary = append(v.NoSummary, name)
+			}
+			continue
+		}
+		row := contenderRows{Contender: name, Summary: s, ClientBoundWhy: why[name].String()}
+		for _, tag := range tags {
+			i := slices.IndexFunc(s.Tags, func(t results.TagSummary) bool { return t.Tag == tag })
+			if i < 0 {
+				row.Tags = append(row.Tags, tagRow{TagSummary: results.TagSummary{Tag: tag}})
+			} else {
+				row.Tags = append(row.Tags, tagRow{TagSummary: s.Tags[i], Measured: true})
+			}
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v
+}
+
+// clientBound gathers the cells' reasons, each once with the repeats that gave it.
+type clientBound struct {
+	reasons []string
+	repeats map[string][]string
+}
+
+func (b *clientBound) add(why string, repeat int) {
+	b.reasons = appendNew(b.reasons, why)
+	b.repeats[why] = append(b.repeats[why], fmt.Sprint(repeat))
+}
+
+func (b *clientBound) String() string {
+	if b == nil {
+		return ""
+	}
+	var parts []string
+	for _, why := range b.reasons {
+		repeats := b.repeats[why]
+		label := "repeat"
+		if len(repeats) > 1 {
+			label = "repeats"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s %s)", why, label, strings.Join(repeats, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func streamPlan(s results.StreamPlan) string {
+	var load string
+	switch {
+	case s.Mode == "open":
+		load = "open loop " + trimFloat(s.Rate) + "/s"
+	case s.Mode == "closed":
+		load = fmt.Sprintf("closed loop, %d connections", s.Connections)
+	default:
+		load = s.Mode
+	}
+	if s.Requests > 0 {
+		load += fmt.Sprintf(", %d requests", s.Requests)
+	}
+	return strings.TrimSpace("GET " + s.Path + " · " + load)
+}
+
+func exitText(o results.Outcome) string {
+	var parts []string
+	if o.ExitCode != nil {
+		parts = append(parts, fmt.Sprintf("exit code %d", *o.ExitCode))
+	}
+	if o.Signal != "" {
+		parts = append(parts, "signal "+o.Signal)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func environment(e results.Environment) ([][2]string, string) {
+	var rows [][2]string
+	add := func(k, v string) {
+		if v != "" && v != "0" {
+			rows = append(rows, [2]string{k, v})
+		}
+	}
+	add("Host", e.Host)
+	add("OS", e.OS)
+	add("Kernel", e.Kernel)
+	add("CPU", e.CPUModel)
+	add("Cores", fmt.Sprint(e.Cores))
+	if e.MemoryGB > 0 {
+		add("Memory", trimFloat(e.MemoryGB)+" GB")
+	}
+	add("Go", e.GoVersion)
+	add("Java", e.JavaVersion)
+	add("JAVA_HOME", e.JavaHome)
+	add("Node", e.NodeVersion)
+	if e.HeapMB > 0 {
+		add("Heap", fmt.Sprintf("%d MB", e.HeapMB))
+	}
+	add("JAVA_OPTS", e.JavaOpts)
+	add("arena revision", e.ArenaRev)
+
+	server, client := e.ServerCPUs, e.ClientCPUs
+	if server == "" {
+		server = "no particular CPUs (not pinned)"
+	} else {
+		server = "CPUs " + server
+	}
+	if client == "" {
+		client = "no particular CPUs (not pinned)"
+	} else {
+		client = "CPUs " + client
+	}
+	return rows, fmt.Sprintf("Each contender was pinned to %s; the load client to %s.", server, client)
+}
+
+// funcs format figures for reading: latencies in ms to three significant digits,
+// in seconds from 10 s up.
+var funcs = template.FuncMap{
+	"ms":     fmtMs,
+	"tone":   tone,
+	"join":   strings.Join,
+	"num":    trimFloat,
+	"spread": fmtSpread,
+	"errs":   fmtErrors,
+	"pct":    func(v float64) string { return fmt.Sprintf("%.0f %%", v) },
+}
+
+func fmtMs(v float64) string {
+	switch {
+	case v >= 10000:
+		return sig3(v/1000) + " s"
+	case v > 0:
+		return sig3(v) + " ms"
+	default:
+		return "0 ms"
+	}
+}
+
+// sig3 prints v with three significant digits, or as an integer once it has more.
+func sig3(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.3g", v)
+	}
+}
+
+// trimFloat prints a figure with at most one decimal and none when it is whole.
+func trimFloat(v float64) string {
+	s := fmt.Sprintf("%.1f", v)
+	return strings.TrimSuffix(s, ".0")
+}
+
+func fmtSpread(s results.Spread, repeats int) string {
+	if repeats < 2 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f %%", s.Pct)
+}
+
+// fmtErrors is the transport errors by kind, e.g. "12 (timeout 10, reset 2)".
+func fmtErrors(t results.TagSummary) string {
+	if t.Errors == 0 && len(t.ErrKinds) == 0 {
+		return "0"
+	}
+	var kinds []string
+	for _, k := range slices.Sorted(maps.Keys(t.ErrKinds)) {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, t.ErrKinds[k]))
+	}
+	if len(kinds) == 0 {
+		return fmt.Sprint(t.Errors)
+	}
+	return fmt.Sprintf("%d (%s)", t.Errors, strings.Join(kinds, ", "))
+}
+
+// tone colours a verdict, claim or status word; words it does not know stay neutral.
+func tone(word string) string {
+	switch strings.ToLower(word) {
+	case "isolated", "holds", "complete", "passed", "ok":
+		return "good"
+	case "starved", "fails", "failed", "interrupted", "crashed", "unready", "error":
+		return "bad"
+	case "partly", "running":
+		return "mixed"
+	}
+	if strings.HasPrefix(word, "failed") {
+		return "bad"
+	}
+	return "neutral"
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.Format("2006-01-02 15:04:05 MST")
+}
+
+// shellJoin quotes the command so that it can be pasted back into a shell.
+func shellJoin(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,@%+") == "" {
+			quoted[i] = a
+		} else {
+			quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(quoted, " ")
+}
+
+func appendNew(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}

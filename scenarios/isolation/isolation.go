@@ -1,0 +1,215 @@
+// Package isolation is study 004: does a slow endpoint starve the fast ones? /instant and
+// the two health probes run at a constant rate beside /delayed (10 s each); a server whose
+// request threads all wait in /delayed cannot answer the others.
+package isolation
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/arena-lab/arena/internal/load"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+// Tags of the four streams, as the study's k6 script named them.
+const (
+	TagInstant   = "instant"
+	TagDelayed   = "delayed"
+	TagLiveness  = "liveness"
+	TagReadiness = "readiness"
+)
+
+// IsolatedBelow is the p99 under which /instant and both probes count as unaffected.
+const IsolatedBelow = 100 * time.Millisecond
+
+// The pool study 004 starved (WORKER_THREADS=11), and Tomcat's default the other preset
+// must overrun.
+const (
+	seedThreads    = 11
+	defaultThreads = 200
+	delayedFor     = 10 * time.Second
+)
+
+// Scenario is the isolation study.
+type Scenario struct{}
+
+func (Scenario) Name() string  { return "isolation" }
+func (Scenario) Title() string { return "Isolation: does a slow endpoint starve the fast ones?" }
+func (Scenario) Study() string {
+	return "study 004 (seeds/004): Spring servlet sync, async, async-all and WebFlux under /delayed (10 s) at 10/s"
+}
+func (Scenario) Presets() []string { return []string{"seed", "default"} }
+
+// Plan: the study's rates and its 60 s with k6's 60 s request timeout. The quick form keeps
+// the rates and shortens both to 20 s: a starved server is still starved well past 100 ms.
+func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
+	preset := o.Preset
+	if preset == "" {
+		preset = "seed"
+	}
+	duration, timeout := 60*time.Second, 60*time.Second
+	if o.Quick {
+		duration, timeout = 20*time.Second, 20*time.Second
+	}
+	if o.Duration > 0 {
+		duration = o.Duration
+	}
+	if o.Timeout > 0 {
+		timeout = o.Timeout
+	}
+	plan := scenario.Plan{Preset: preset}
+	var env map[string]string
+	delayedRate := 10
+	switch preset {
+	case "seed":
+		env = map[string]string{"WORKER_THREADS": fmt.Sprint(seedThreads)}
+		plan.Notes = append(plan.Notes, fmt.Sprintf("WORKER_THREADS=%d for every contender that honours it, as the study's services were configured.", seedThreads))
+	case "default":
+		// Each stack keeps its own pool size; /delayed must hold more requests than
+		// Tomcat's 200 threads: 10 s × 25/s = 250 in flight.
+		delayedRate = int(defaultThreads/delayedFor.Seconds()) + 5
+		plan.Notes = append(plan.Notes, fmt.Sprintf("Each stack's default pool; /delayed at %d/s so that %d requests wait at once, more than Tomcat's %d threads.", delayedRate, delayedRate*int(delayedFor.Seconds()), defaultThreads))
+	default:
+		return plan, fmt.Errorf("isolation has no preset %q (presets: %s)", preset, strings.Join(s.Presets(), ", "))
+	}
+	if duration != 60*time.Second {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("Load for %s (the study: 60 s), request timeout %s (the study: 60 s).", duration, timeout))
+	}
+	plan.Levels = []scenario.Level{{
+		Name: preset,
+		Env:  env,
+		Open: &load.OpenLoop{
+			Streams: []load.Stream{
+				{Tag: TagInstant, Request: load.Request{Path: "/instant"}, Pacer: load.PerSecond(10)},
+				{Tag: TagDelayed, Request: load.Request{Path: "/delayed"}, Pacer: load.PerSecond(delayedRate)},
+				{Tag: TagLiveness, Request: load.Request{Path: "/actuator/health/liveness"}, Pacer: load.PerSecond(1)},
+				{Tag: TagReadiness, Request: load.Request{Path: "/actuator/health/readiness"}, Pacer: load.PerSecond(1)},
+			},
+			Duration:  duration,
+			Timeout:   timeout,
+			LateAfter: 10 * time.Millisecond,
+		},
+		Drain: min(timeout, delayedFor+2*time.Second),
+	}}
+	return plan, nil
+}
+
+// fastTags must stay fast for a contender to count as isolated.
+var fastTags = []string{TagInstant, TagLiveness, TagReadiness}
+
+// Judge: "isolated" when /instant and both probes keep p99 < 100 ms (response time, all
+// repeats merged), "starved" otherwise, and the study's two claims.
+func (Scenario) Judge(run *results.Run) ([]results.Verdict, []results.Claim) {
+	var verdicts []results.Verdict
+	byName := map[string]results.Verdict{}
+	p50s := map[string]float64{} // worst /instant or probe median per contender
+	for _, cs := range run.Summary {
+		v := judge(cs)
+		verdicts = append(verdicts, v)
+		byName[cs.Contender] = v
+		for _, t := range cs.Tags {
+			if slices.Contains(fastTags, t.Tag) {
+				p50s[cs.Contender] = max(p50s[cs.Contender], t.Merged.P50)
+			}
+		}
+	}
+	claims := []results.Claim{
+		claimSyncDegrades(byName, p50s),
+		claimAllIsolated("b", "Both async servlets and WebFlux stay isolated: /instant and the probes answer in milliseconds.",
+			[]string{"spring-mvc-async", "spring-mvc-async-all", "spring-webflux"}, byName),
+		claimAllIsolated("arena-1", "Beyond the study: Tomcat on virtual threads stays isolated too, with blocking code.",
+			[]string{"spring-mvc-virtual"}, byName),
+	}
+	return verdicts, claims
+}
+
+func judge(cs results.CellSummary) results.Verdict {
+	v := results.Verdict{Contender: cs.Contender, Level: cs.Level}
+	for _, o := range cs.Outcomes {
+		if o != results.OutcomeOK {
+			v.Verdict, v.Why = o, "a repeat ended "+o+": see Outcomes"
+			return v
+		}
+	}
+	var slow, fine []string
+	for _, t := range cs.Tags {
+		if !slices.Contains(fastTags, t.Tag) {
+			continue
+		}
+		desc := fmt.Sprintf("%s p99 %s", t.Tag, fmtMs(t.Merged.P99))
+		if t.Merged.Count == 0 || t.Merged.P99 >= ms(IsolatedBelow) || t.Errors > 0 {
+			if t.Errors > 0 {
+				desc += fmt.Sprintf(" (%d errors)", t.Errors)
+			}
+			slow = append(slow, desc)
+		} else {
+			fine = append(fine, desc)
+		}
+	}
+	if len(slow) > 0 {
+		v.Verdict, v.Why = "starved", strings.Join(slow, ", ")+fmt.Sprintf(" (isolated needs p99 < %s)", IsolatedBelow)
+	} else {
+		v.Verdict, v.Why = "isolated", strings.Join(fine, ", ")
+	}
+	if cs.ClientBnd {
+		v.Why += "; the client was busy or late: see client-bound"
+	}
+	return v
+}
+
+func claimSyncDegrades(byName map[string]results.Verdict, p50s map[string]float64) results.Claim {
+	c := results.Claim{ID: "a", Text: "The synchronous servlet (spring-mvc, blocking on Tomcat's request threads) degrades every endpoint to seconds, the probes included."}
+	v, ok := byName["spring-mvc"]
+	switch {
+	case !ok:
+		c.Verdict, c.Why = "untested", "spring-mvc was not in this run"
+	case v.Verdict != "starved" && v.Verdict != "isolated":
+		c.Verdict, c.Why = "untested", "spring-mvc's cell ended "+v.Verdict
+	case p50s["spring-mvc"] >= 1000:
+		c.Verdict, c.Why = "holds", fmt.Sprintf("median of its slowest fast endpoint %s; %s", fmtMs(p50s["spring-mvc"]), v.Why)
+	case v.Verdict == "starved":
+		c.Verdict, c.Why = "partly", fmt.Sprintf("starved at the tail (%s) but its medians stay under a second", v.Why)
+	default:
+		c.Verdict, c.Why = "fails", "spring-mvc stayed isolated: "+v.Why
+	}
+	return c
+}
+
+func claimAllIsolated(id, text string, names []string, byName map[string]results.Verdict) results.Claim {
+	c := results.Claim{ID: id, Text: text}
+	var isolated, starved, missing []string
+	for _, n := range names {
+		v, ok := byName[n]
+		switch {
+		case !ok:
+			missing = append(missing, n)
+		case v.Verdict == "isolated":
+			isolated = append(isolated, n)
+		default:
+			starved = append(starved, fmt.Sprintf("%s %s (%s)", n, v.Verdict, v.Why))
+		}
+	}
+	switch {
+	case len(starved) > 0:
+		c.Verdict, c.Why = "fails", strings.Join(starved, "; ")
+	case len(isolated) == 0:
+		c.Verdict, c.Why = "untested", "none of "+strings.Join(names, ", ")+" was in this run"
+	case len(missing) > 0:
+		c.Verdict, c.Why = "partly", fmt.Sprintf("isolated: %s; not run: %s", strings.Join(isolated, ", "), strings.Join(missing, ", "))
+	default:
+		c.Verdict, c.Why = "holds", "isolated: "+strings.Join(isolated, ", ")
+	}
+	return c
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func fmtMs(v float64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.1f s", v/1000)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}

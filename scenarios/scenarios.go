@@ -1,0 +1,27 @@
+// Package scenarios lists the lab's scenarios: one package each, beside this file.
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/arena-lab/arena/internal/scenario"
+	"github.com/arena-lab/arena/scenarios/isolation"
+)
+
+// All is every scenario, the default first.
+func All() []scenario.Scenario {
+	return []scenario.Scenario{isolation.Scenario{}}
+}
+
+// Find returns the scenario called name.
+func Find(name string) (scenario.Scenario, error) {
+	var names []string
+	for _, s := range All() {
+		if s.Name() == name {
+			return s, nil
+		}
+		names = append(names, s.Name())
+	}
+	return nil, fmt.Errorf("no scenario %q (scenarios: %s)", name, strings.Join(names, ", "))
+}
