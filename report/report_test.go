@@ -3,10 +3,8 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"html"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -199,18 +197,9 @@ func render(t *testing.T, run *results.Run, lib []byte) string {
 }
 
 var (
-	scriptBody = regexp.MustCompile(`(?is)(<script\b[^>]*>).*?</script>`)
-	styleBody  = regexp.MustCompile(`(?is)(<style\b[^>]*>).*?</style>`)
-	urlAttr    = regexp.MustCompile(`(?i)\b(src|href|srcset|poster|data|action)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)`)
-	linkTag    = regexp.MustCompile(`(?i)<link\b[^>]*>`)
+	urlAttr = regexp.MustCompile(`(?i)\b(src|href|srcset|poster|data|action)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)`)
+	linkTag = regexp.MustCompile(`(?i)<link\b[^>]*>`)
 )
-
-// markup is the page without the contents of its scripts and style sheet, whose text
-// is code rather than markup (the chart library names the SVG namespace's URL, say).
-func markup(page string) string {
-	page = scriptBody.ReplaceAllString(page, "$1</script>")
-	return styleBody.ReplaceAllString(page, "$1</style>")
-}
 
 func TestRenderIsSelfContained(t *testing.T) {
 	lib := chartLib(t)
@@ -372,79 +361,8 @@ func TestWriteFileLeavesOnlyTheReport(t *testing.T) {
 	}
 }
 
-// renderedChart is what the browser left inside one .arena-chart.
-type renderedChart struct {
-	kind, tag string
-	drawing   bool // an <svg> with paths, or a <canvas>
-	paths     int
-	text      strings.Builder
-}
-
-type renderedPage struct {
-	body   map[string]string
-	errors string
-	charts []*renderedChart
-}
-
-// parseDOM reads Chromium's --dump-dom output. Scripts and styles are dropped first:
-// their text is not markup, and the rest is close enough to XML for a lenient decoder.
-func parseDOM(dump []byte) (*renderedPage, error) {
-	d := xml.NewDecoder(strings.NewReader(markup(string(dump))))
-	d.Strict, d.AutoClose, d.Entity = false, xml.HTMLAutoClose, xml.HTMLEntity
-	type frame struct {
-		chart  *renderedChart
-		errors bool
-	}
-	page := &renderedPage{body: map[string]string{}}
-	stack := []frame{{}}
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return page, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		top := stack[len(stack)-1]
-		switch tok := tok.(type) {
-		case xml.StartElement:
-			attrs := map[string]string{}
-			for _, a := range tok.Attr {
-				attrs[a.Name.Local] = a.Value
-			}
-			f := top
-			switch name := strings.ToLower(tok.Name.Local); {
-			case name == "body":
-				page.body = attrs
-			case attrs["id"] == "arena-errors":
-				f.errors = true
-			case strings.Contains(" "+attrs["class"]+" ", " arena-chart "):
-				f.chart = &renderedChart{kind: attrs["data-kind"], tag: attrs["data-tag"]}
-				page.charts = append(page.charts, f.chart)
-			case f.chart != nil && name == "canvas":
-				f.chart.drawing = true
-			case f.chart != nil && name == "path":
-				f.chart.paths++
-				f.chart.drawing = true
-			}
-			stack = append(stack, f)
-		case xml.EndElement:
-			if len(stack) > 1 {
-				stack = stack[:len(stack)-1]
-			}
-		case xml.CharData:
-			if top.errors {
-				page.errors += string(tok)
-			}
-			if top.chart != nil {
-				top.chart.text.Write(tok)
-			}
-		}
-	}
-}
-
 func TestChromiumDrawsEveryChart(t *testing.T) {
-	if _, err := findChromium(); err != nil {
+	if _, err := FindChromium(); err != nil {
 		needs(t, err.Error())
 	}
 	lib := chartLib(t)
@@ -467,12 +385,8 @@ func TestChromiumDrawsEveryChart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parsing the dumped DOM: %v", err)
 	}
-	if e := strings.TrimSpace(page.errors); e != "" {
-		t.Errorf("the page reported errors:\n%s", e)
-	}
-	expected, drawn := page.body["data-charts-expected"], page.body["data-charts-drawn"]
-	if expected == "" || expected == "0" || drawn != expected {
-		t.Errorf("charts drawn %q of expected %q (body %v)", drawn, expected, page.body)
+	if err := page.check(); err != nil {
+		t.Error(err)
 	}
 	if len(page.charts) != 11 {
 		t.Errorf("%d charts in the DOM, want 11", len(page.charts))

@@ -15,6 +15,10 @@ import (
 // ParseCPUs reads a taskset-style list ("1", "0-1", "0,2-3") and checks every CPU is one
 // this process may use.
 func ParseCPUs(list string) ([]int, error) {
+	allowed, err := AllowedCPUs()
+	if err != nil {
+		return nil, err
+	}
 	var cpus []int
 	for _, part := range strings.Split(list, ",") {
 		part = strings.TrimSpace(part)
@@ -28,19 +32,15 @@ func ParseCPUs(list string) ([]int, error) {
 		if err1 != nil || err2 != nil || a < 0 || b < a {
 			return nil, fmt.Errorf("CPU list %q: %q is not a CPU number or range like 0-1", list, part)
 		}
+		// Checked CPU by CPU as the range expands, so that a typo like 0-4000000000 fails
+		// at its first unavailable CPU rather than expanding billions of them.
 		for c := a; c <= b; c++ {
+			if !slices.Contains(allowed, c) {
+				return nil, fmt.Errorf("CPU list %q: CPU %d is not available here (available: %s)", list, c, FormatCPUs(allowed))
+			}
 			if !slices.Contains(cpus, c) {
 				cpus = append(cpus, c)
 			}
-		}
-	}
-	allowed, err := AllowedCPUs()
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range cpus {
-		if !slices.Contains(allowed, c) {
-			return nil, fmt.Errorf("CPU list %q: CPU %d is not available here (available: %s)", list, c, FormatCPUs(allowed))
 		}
 	}
 	slices.Sort(cpus)

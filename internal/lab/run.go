@@ -269,7 +269,7 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	}
 	rec := load.NewRecorder(start, sink)
 	serverProbe := probe.Start(in.Pid(), start, probePeriod)
-	clientProbe := probe.Start(os.Getpid(), start, probePeriod)
+	clientProbe := probe.StartAlone(os.Getpid(), start, probePeriod)
 	stopTicker := l.Progress.Tick(start, c.level.Expected())
 	var scheduled time.Duration
 	switch {

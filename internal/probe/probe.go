@@ -46,9 +46,10 @@ type Summary struct {
 	Samples       int     `json:"samples"`
 }
 
-// Probe samples one process and its descendants until stopped.
+// Probe samples one process (and, for a tree, its descendants) until stopped.
 type Probe struct {
 	root    int32
+	tree    bool
 	start   time.Time
 	period  time.Duration
 	mu      sync.Mutex
@@ -57,10 +58,20 @@ type Probe struct {
 	done    chan struct{}
 }
 
-// Start samples pid's tree every period, with times relative to start.
+// Start samples pid and its descendants (a server's whole tree) every period, with times
+// relative to start.
 func Start(pid int, start time.Time, period time.Duration) *Probe {
+	return begin(pid, true, start, period)
+}
+
+// StartAlone samples pid alone: the client, whose children are the servers it measures.
+func StartAlone(pid int, start time.Time, period time.Duration) *Probe {
+	return begin(pid, false, start, period)
+}
+
+func begin(pid int, tree bool, start time.Time, period time.Duration) *Probe {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Probe{root: int32(pid), start: start, period: period, stop: cancel, done: make(chan struct{})}
+	p := &Probe{root: int32(pid), tree: tree, start: start, period: period, stop: cancel, done: make(chan struct{})}
 	go p.loop(ctx)
 	return p
 }
@@ -71,7 +82,7 @@ func (p *Probe) loop(ctx context.Context) {
 	defer t.Stop()
 	var prev *Sample
 	var prevAt time.Time
-	tree := newTree(p.root)
+	tree := newTree(p.root, p.tree)
 	for {
 		now := time.Now()
 		if s, ok := tree.sample(ctx); ok {
@@ -147,12 +158,15 @@ func nonNeg(v float64) float64 { return max(v, 0) }
 // because a scan reads all of /proc and the probe runs on the client's CPU.
 type tree struct {
 	root     int32
+	walk     bool // false: the root alone
 	members  []*process.Process
 	scanned  time.Time
 	rescanIn time.Duration
 }
 
-func newTree(root int32) *tree { return &tree{root: root, rescanIn: time.Second} }
+func newTree(root int32, walk bool) *tree {
+	return &tree{root: root, walk: walk, rescanIn: time.Second}
+}
 
 func (t *tree) refresh(ctx context.Context) bool {
 	if t.members != nil && time.Since(t.scanned) < t.rescanIn {
@@ -163,7 +177,7 @@ func (t *tree) refresh(ctx context.Context) bool {
 		return false
 	}
 	members := []*process.Process{rootProc}
-	for i := 0; i < len(members); i++ {
+	for i := 0; t.walk && i < len(members); i++ {
 		kids, _ := members[i].ChildrenWithContext(ctx) // none is not an error here
 		members = append(members, kids...)
 	}

@@ -56,3 +56,21 @@ func TestSummariseWindowsAndIntegrates(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// The client is probed alone: its children are the servers it measures.
+func TestStartAloneLeavesChildrenOut(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `sh -c 'while :; do :; done' & wait`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = exec.Command("pkill", "-P", strconv.Itoa(cmd.Process.Pid)).Run(); _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	p := StartAlone(cmd.Process.Pid, time.Now(), 100*time.Millisecond)
+	time.Sleep(time.Second)
+	samples := p.Stop()
+	if len(samples) == 0 || samples[len(samples)-1].Procs != 1 {
+		t.Fatalf("samples %+v; want the root alone", samples)
+	}
+	if sum := Summarise(samples, 0.3, 0); sum.CPUPctMean > 20 {
+		t.Fatalf("the idle root shows %.0f%% CPU: its busy child was counted", sum.CPUPctMean)
+	}
+}

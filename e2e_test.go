@@ -1,0 +1,351 @@
+package main
+
+// End-to-end tests: the real arena binary against the real contenders, as a user runs it.
+// They need a JDK 21+, Maven (the builds) and Chromium (the report); `go test -short` skips
+// them. Contenders are pinned to CPU 1 and the client to CPU 0, so the suite must not run
+// packages in parallel (the Makefile passes -p 1).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/report"
+)
+
+var arenaBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "arena-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	arenaBin = filepath.Join(dir, "arena")
+	if out, err := exec.Command("go", "build", "-o", arenaBin, ".").CombinedOutput(); err != nil {
+		panic("go build: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func e2e(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs real contenders")
+	}
+}
+
+// arena runs the binary with a deadline and returns its combined output and exit code.
+func arena(t *testing.T, timeout time.Duration, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, arenaBin, args...)
+	cmd.Env = append(os.Environ(), "ARENA_ROOT="+mustAbs(t, "."))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), ee.ExitCode()
+	}
+	t.Fatalf("arena %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	return "", -1
+}
+
+func mustAbs(t *testing.T, p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestEveryContenderKeepsTheContract(t *testing.T) {
+	e2e(t)
+	all, err := contender.Discover("contenders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 5 {
+		t.Fatalf("found %d contenders; the isolation study alone has five", len(all))
+	}
+	out, code := arena(t, 20*time.Minute, "verify")
+	if code != 0 {
+		t.Fatalf("arena verify exited %d:\n%s", code, out)
+	}
+	for _, m := range all {
+		if !strings.Contains(out, m.Name+" (") {
+			t.Errorf("verify output does not mention %s", m.Name)
+		}
+	}
+	if strings.Contains(out, "FAIL") {
+		t.Fatalf("a check failed:\n%s", out)
+	}
+}
+
+// The study's finding, measured: with 11 request threads the blocking servlet starves
+// /instant and the probes, while WebFlux keeps them fast. Wide margins: only the order of
+// magnitude is asserted, never a speed.
+func TestIsolationStarvesTheSyncServletOnly(t *testing.T) {
+	e2e(t)
+	out := t.TempDir()
+	log, code := arena(t, 15*time.Minute, "run", "isolation", "--contenders", "spring-mvc,spring-webflux",
+		"--quick", "--duration", "12s", "--timeout", "12s", "--out", out)
+	if code != 0 {
+		t.Fatalf("arena run exited %d:\n%s", code, log)
+	}
+	run := loadOnlyRun(t, out)
+	if run.Status != "complete" || len(run.Cells) != 2 {
+		t.Fatalf("status %s with %d cells:\n%s", run.Status, len(run.Cells), log)
+	}
+	verdict := map[string]string{}
+	for _, v := range run.Verdicts {
+		verdict[v.Contender] = v.Verdict
+	}
+	if verdict["spring-mvc"] != "starved" || verdict["spring-webflux"] != "isolated" {
+		t.Fatalf("verdicts %v; want spring-mvc starved, spring-webflux isolated\n%s", verdict, log)
+	}
+	p99 := map[string]float64{}
+	for _, s := range run.Summary {
+		for _, tag := range s.Tags {
+			if tag.Tag == "instant" {
+				p99[s.Contender] = tag.Merged.P99
+			}
+		}
+	}
+	if p99["spring-mvc"] < 10*p99["spring-webflux"] {
+		t.Fatalf("/instant p99: spring-mvc %.1f ms, spring-webflux %.1f ms; want ≥ 10×", p99["spring-mvc"], p99["spring-webflux"])
+	}
+	for _, c := range run.Cells {
+		if c.Env["WORKER_THREADS"] != "11" && c.Contender == "spring-mvc" {
+			t.Errorf("spring-mvc ran with env %v; want WORKER_THREADS=11 (preset seed)", c.Env)
+		}
+		if c.Server.Summary.Samples < 20 || c.Server.Summary.ThreadsMax == 0 || c.Client.Summary.Samples < 20 {
+			t.Errorf("%s: probe summaries %+v / %+v; want ≥ 4 samples a second", c.Contender, c.Server.Summary, c.Client.Summary)
+		}
+		raw, err := os.ReadFile(filepath.Join(out, run.ID, c.Hlog))
+		if err != nil || !bytes.Contains(raw, []byte("Tag=instant,")) {
+			t.Errorf("%s: .hlog %s missing or without tagged intervals (%v)", c.Contender, c.Hlog, err)
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(out, run.ID, results.CSVFile))
+	if err != nil || bytes.Count(csv, []byte("\n")) != 1+2*4 {
+		t.Fatalf("results.csv: want a header and 8 rows (2 cells × 4 tags); %v\n%s", err, csv)
+	}
+	checkReportDraws(t, filepath.Join(out, run.ID, "report.html"))
+	checkSchemaDocumented(t, filepath.Join(out, run.ID, results.JSONFile))
+
+	// Re-rendering from results.json gives a report too.
+	again := filepath.Join(t.TempDir(), "again.html")
+	if o, code := arena(t, time.Minute, "report", filepath.Join(out, run.ID), "-o", again); code != 0 {
+		t.Fatalf("arena report exited %d: %s", code, o)
+	}
+	checkReportDraws(t, again)
+}
+
+func checkReportDraws(t *testing.T, path string) {
+	t.Helper()
+	if _, err := report.FindChromium(); err != nil && os.Getenv("CI") != "true" {
+		t.Logf("report not checked in a browser: %v", err)
+		return
+	}
+	if err := report.CheckInBrowser(path); err != nil {
+		t.Fatalf("report %s: %v", path, err)
+	}
+}
+
+func loadOnlyRun(t *testing.T, out string) *results.Run {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-isolation"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one run folder in %s, found %v", out, dirs)
+	}
+	run, err := results.Load(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// Ctrl-C during the second cell: the first cell stays in the results, the second is
+// marked interrupted, arena exits 130, and no contender process is left.
+func TestCtrlCKeepsFinishedCellsAndLeavesNoProcess(t *testing.T) {
+	e2e(t)
+	out := t.TempDir()
+	cmd := exec.Command(arenaBin, "run", "isolation", "--contenders", "spring-webflux,spring-mvc-virtual",
+		"--quick", "--duration", "5s", "--timeout", "5s", "--out", out)
+	cmd.Env = append(os.Environ(), "ARENA_ROOT="+mustAbs(t, "."))
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = os.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			t.Log(sc.Text())
+			if !sent && strings.HasPrefix(sc.Text(), "[2/2]") {
+				time.Sleep(4 * time.Second) // into the second cell's start-up or load
+				_ = cmd.Process.Signal(os.Interrupt)
+				sent = true
+			}
+		}
+		done <- cmd.Wait()
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("arena did not stop after Ctrl-C")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v; want 130 after Ctrl-C", err)
+	}
+	run := loadOnlyRun(t, out)
+	if run.Status != "interrupted" || len(run.Cells) != 2 {
+		t.Fatalf("status %s, %d cells; want interrupted with both cells recorded", run.Status, len(run.Cells))
+	}
+	if run.Cells[0].Outcome.Status != results.OutcomeOK || run.Cells[1].Outcome.Status != results.OutcomeInterrupted {
+		t.Fatalf("outcomes %s, %s; want ok then interrupted", run.Cells[0].Outcome.Status, run.Cells[1].Outcome.Status)
+	}
+	assertNoContenderLeft(t)
+	if err := contender.PortFree(run.Cells[1].Port); run.Cells[1].Port != 0 && err != nil {
+		t.Fatalf("the interrupted cell's port is still held: %v", err)
+	}
+}
+
+// A contender that dies mid-run is that cell's outcome; the run goes on and completes.
+func TestAContenderKilledMidRunIsRecorded(t *testing.T) {
+	e2e(t)
+	out := t.TempDir()
+	cmd := exec.Command(arenaBin, "run", "isolation", "--contenders", "spring-webflux",
+		"--quick", "--duration", "8s", "--timeout", "5s", "--out", out)
+	cmd.Env = append(os.Environ(), "ARENA_ROOT="+mustAbs(t, "."))
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "[1/1]") {
+				// Wait for readiness and some load, then kill the JVM (not its group).
+				time.Sleep(12 * time.Second)
+				_ = exec.Command("pkill", "-KILL", "-f", "spring-webflux/target/app.jar").Run()
+			}
+		}
+	}()
+	err := cmd.Wait()
+	if err != nil {
+		t.Fatalf("arena run: %v; want it to complete despite the crash", err)
+	}
+	run := loadOnlyRun(t, out)
+	c := run.Cells[0]
+	if c.Outcome.Status != results.OutcomeCrashed || c.Outcome.Signal != syscall.SIGKILL.String() {
+		t.Fatalf("outcome %+v; want crashed by SIGKILL", c.Outcome)
+	}
+	if len(c.Outcome.LogTail) == 0 {
+		t.Fatal("no log tail recorded for the crash")
+	}
+	if run.Verdicts[0].Verdict != results.OutcomeCrashed {
+		t.Fatalf("verdict %+v; want crashed", run.Verdicts[0])
+	}
+	assertNoContenderLeft(t)
+}
+
+func assertNoContenderLeft(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command("pgrep", "-af", "target/app.jar").Output(); err == nil && len(out) > 0 {
+		t.Fatalf("contender processes left behind:\n%s", out)
+	}
+}
+
+func TestBadInputFailsClearly(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--repeat", "0"}, "--repeat"},
+		{[]string{"run", "nosuch"}, "no scenario"},
+		{[]string{"run", "--contenders", "nosuch"}, "no contender"},
+		{[]string{"run", "--server-cpus", "99"}, "not available"},
+		{[]string{"run", "--bogus"}, "unknown flag"},
+	}
+	for _, c := range cases {
+		out, code := arena(t, 30*time.Second, c.args...)
+		if code == 0 || !strings.Contains(out, c.want) {
+			t.Errorf("arena %s: exit %d, output %q; want an error mentioning %q", strings.Join(c.args, " "), code, out, c.want)
+		}
+	}
+}
+
+// every key of a real results.json must be documented in docs/results.md, so the schema
+// page cannot fall behind the code.
+func checkSchemaDocumented(t *testing.T, resultsJSON string) {
+	t.Helper()
+	raw, err := os.ReadFile(resultsJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("docs/results.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			for k, y := range x {
+				keys[k] = true
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	walk(v)
+	for k := range keys {
+		if isDynamicKey(k) {
+			continue
+		}
+		if !bytes.Contains(doc, []byte("`"+k+"`")) {
+			t.Errorf("results.json has the key %q, which docs/results.md does not document", k)
+		}
+	}
+}
+
+// isDynamicKey: map keys that are data, not schema (status classes, error kinds, env names).
+func isDynamicKey(k string) bool {
+	switch k {
+	case "2xx", "3xx", "4xx", "5xx", "other", "timeout", "refused", "reset", "closed", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PORT":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,326 @@
+package isolation
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+type streamWant struct {
+	tag, path string
+	rate      float64
+}
+
+func TestPlan(t *testing.T) {
+	tests := []struct {
+		name        string
+		opts        scenario.Options
+		preset      string
+		workers     string // "" : no WORKER_THREADS
+		delayedRate float64
+		duration    time.Duration
+		timeout     time.Duration
+		noteHas     []string
+	}{
+		{"seed", scenario.Options{Preset: "seed"}, "seed", "11", 10, 60 * time.Second, 60 * time.Second, []string{"WORKER_THREADS=11"}},
+		{"empty preset is seed", scenario.Options{}, "seed", "11", 10, 60 * time.Second, 60 * time.Second, nil},
+		{"default", scenario.Options{Preset: "default"}, "default", "", 25, 60 * time.Second, 60 * time.Second, []string{"250 requests wait at once"}},
+		{"quick", scenario.Options{Quick: true}, "seed", "11", 10, 20 * time.Second, 20 * time.Second, []string{"Load for 20s"}},
+		{"quick default", scenario.Options{Preset: "default", Quick: true}, "default", "", 25, 20 * time.Second, 20 * time.Second, nil},
+		{"duration override", scenario.Options{Duration: 30 * time.Second}, "seed", "11", 10, 30 * time.Second, 60 * time.Second, []string{"Load for 30s", "request timeout 1m0s"}},
+		{"timeout override", scenario.Options{Timeout: 5 * time.Second}, "seed", "11", 10, 60 * time.Second, 5 * time.Second, nil},
+		{"both override quick", scenario.Options{Quick: true, Duration: 7 * time.Second, Timeout: 3 * time.Second}, "seed", "11", 10, 7 * time.Second, 3 * time.Second, []string{"Load for 7s", "request timeout 3s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := Scenario{}.Plan(tt.opts)
+			if err != nil {
+				t.Fatalf("Plan: %v", err)
+			}
+			if plan.Preset != tt.preset || len(plan.Levels) != 1 {
+				t.Fatalf("preset %q, %d levels; want %q and one level", plan.Preset, len(plan.Levels), tt.preset)
+			}
+			lv := plan.Levels[0]
+			if lv.Name != tt.preset || lv.Open == nil || lv.Closed != nil {
+				t.Fatalf("level %q open %v closed %v", lv.Name, lv.Open != nil, lv.Closed != nil)
+			}
+			if got, ok := lv.Env["WORKER_THREADS"]; got != tt.workers || ok != (tt.workers != "") {
+				t.Errorf("WORKER_THREADS = %q (set %v), want %q", got, ok, tt.workers)
+			}
+			want := []streamWant{
+				{TagInstant, "/instant", 10}, {TagDelayed, "/delayed", tt.delayedRate},
+				{TagLiveness, "/actuator/health/liveness", 1}, {TagReadiness, "/actuator/health/readiness", 1},
+			}
+			if len(lv.Open.Streams) != len(want) {
+				t.Fatalf("%d streams, want %d", len(lv.Open.Streams), len(want))
+			}
+			for i, w := range want {
+				s := lv.Open.Streams[i]
+				if s.Tag != w.tag || s.Request.Path != w.path || s.Pacer.Rate() != w.rate || s.Connections != 0 {
+					t.Errorf("stream %d = %s %s %v/s (connections %d), want %s %s %v/s unbounded", i, s.Tag, s.Request.Path, s.Pacer.Rate(), s.Connections, w.tag, w.path, w.rate)
+				}
+			}
+			if lv.Open.Duration != tt.duration || lv.Open.Timeout != tt.timeout {
+				t.Errorf("duration %s timeout %s, want %s and %s", lv.Open.Duration, lv.Open.Timeout, tt.duration, tt.timeout)
+			}
+			if wantDrain := min(tt.timeout, 12*time.Second); lv.Drain != wantDrain {
+				t.Errorf("drain %s, want %s", lv.Drain, wantDrain)
+			}
+			if lv.Expected() != tt.duration+lv.Drain {
+				t.Errorf("Expected %s, want %s", lv.Expected(), tt.duration+lv.Drain)
+			}
+			notes := strings.Join(plan.Notes, "\n")
+			for _, w := range tt.noteHas {
+				if !strings.Contains(notes, w) {
+					t.Errorf("notes %q do not mention %q", notes, w)
+				}
+			}
+			if tt.duration == 60*time.Second && strings.Contains(notes, "Load for") {
+				t.Errorf("notes mention a changed length for the study's own: %q", notes)
+			}
+		})
+	}
+}
+
+// The default preset keeps each stack's own pool, so /delayed must hold more requests in
+// flight than Tomcat's 200 threads.
+func TestPlanDefaultOverrunsTomcat(t *testing.T) {
+	plan, err := Scenario{}.Plan(scenario.Options{Preset: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range plan.Levels[0].Open.Streams {
+		if s.Tag == TagDelayed {
+			if inFlight := s.Pacer.Rate() * delayedFor.Seconds(); inFlight <= 200 {
+				t.Fatalf("/delayed at %v/s holds %v requests, not more than 200", s.Pacer.Rate(), inFlight)
+			}
+			return
+		}
+	}
+	t.Fatal("no delayed stream")
+}
+
+func TestPlanUnknownPreset(t *testing.T) {
+	_, err := Scenario{}.Plan(scenario.Options{Preset: "nosuch"})
+	if err == nil {
+		t.Fatal("Plan accepted an unknown preset")
+	}
+	for _, w := range []string{`"nosuch"`, "seed, default"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+}
+
+func TestScenarioDescription(t *testing.T) {
+	s := Scenario{}
+	if s.Name() != "isolation" || s.Title() == "" || !strings.Contains(s.Study(), "004") {
+		t.Errorf("Name %q Title %q Study %q", s.Name(), s.Title(), s.Study())
+	}
+	for _, p := range s.Presets() {
+		if _, err := s.Plan(scenario.Options{Preset: p}); err != nil {
+			t.Errorf("listed preset %q does not plan: %v", p, err)
+		}
+	}
+}
+
+// fig describes one contender's summary: its fast tags' merged p50/p99 (ms), errors on
+// the instant tag, outcome.
+type fig struct {
+	name          string
+	instantP50    float64
+	instantP99    float64
+	probeP50      float64
+	probeP99      float64
+	instantErrors int64
+	outcome       string
+	clientBound   bool
+}
+
+func summary(f fig) results.CellSummary {
+	outcome := f.outcome
+	if outcome == "" {
+		outcome = results.OutcomeOK
+	}
+	lat := func(p50, p99 float64) results.Latency {
+		return results.Latency{Count: 100, P50: p50, P90: p99, P99: p99, Max: p99}
+	}
+	return results.CellSummary{
+		Contender: f.name, Level: "seed", Repeats: 1, Outcomes: []string{outcome}, ClientBnd: f.clientBound,
+		Tags: []results.TagSummary{
+			{Tag: TagInstant, Merged: lat(f.instantP50, f.instantP99), Errors: f.instantErrors},
+			// /delayed is slow by design and never decides a verdict.
+			{Tag: TagDelayed, Merged: lat(10000, 10050)},
+			{Tag: TagLiveness, Merged: lat(f.probeP50, f.probeP99)},
+			{Tag: TagReadiness, Merged: lat(f.probeP50, f.probeP99)},
+		},
+	}
+}
+
+var (
+	isolatedFig = func(name string) fig { return fig{name: name, instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 8} }
+	starvedFig  = func(name string) fig {
+		return fig{name: name, instantP50: 9000, instantP99: 30000, probeP50: 9000, probeP99: 30000}
+	}
+)
+
+func judgeRun(figs ...fig) ([]results.Verdict, map[string]results.Claim) {
+	run := &results.Run{}
+	for _, f := range figs {
+		run.Summary = append(run.Summary, summary(f))
+	}
+	verdicts, claims := Scenario{}.Judge(run)
+	byID := map[string]results.Claim{}
+	for _, c := range claims {
+		byID[c.ID] = c
+	}
+	return verdicts, byID
+}
+
+func TestJudgeVerdicts(t *testing.T) {
+	noAnswers := isolatedFig("c")
+	tests := []struct {
+		name    string
+		fig     fig
+		edit    func(*results.CellSummary)
+		verdict string
+		whyHas  []string
+	}{
+		{"fast everywhere", isolatedFig("c"), nil, "isolated", []string{"instant p99 5.0 ms", "liveness p99 8.0 ms", "readiness p99 8.0 ms"}},
+		{"instant p99 30 s", fig{name: "c", instantP50: 2, instantP99: 30000, probeP50: 3, probeP99: 8}, nil, "starved", []string{"instant p99 30.0 s", "isolated needs p99 < 100ms"}},
+		{"probe slow only", fig{name: "c", instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 150}, nil, "starved", []string{"liveness p99 150.0 ms", "readiness p99 150.0 ms"}},
+		{"just under 100 ms", fig{name: "c", instantP50: 2, instantP99: 99.9, probeP50: 3, probeP99: 8}, nil, "isolated", nil},
+		{"exactly 100 ms", fig{name: "c", instantP50: 2, instantP99: 100, probeP50: 3, probeP99: 8}, nil, "starved", nil},
+		{"errors on a fast tag", fig{name: "c", instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 8, instantErrors: 4}, nil, "starved", []string{"(4 errors)"}},
+		{"no answers at all", noAnswers, func(cs *results.CellSummary) { cs.Tags[0].Merged = results.Latency{} }, "starved", []string{"instant"}},
+		{"crashed", fig{name: "c", instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 8, outcome: results.OutcomeCrashed}, nil, "crashed", []string{"crashed"}},
+		{"unready", fig{name: "c", outcome: results.OutcomeUnready}, nil, "unready", nil},
+		{"client-bound noted", fig{name: "c", instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 8, clientBound: true}, nil, "isolated", []string{"client"}},
+		{"slow /delayed does not matter", isolatedFig("c"), func(cs *results.CellSummary) { cs.Tags[1].Merged.P99 = 60000 }, "isolated", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := summary(tt.fig)
+			if tt.edit != nil {
+				tt.edit(&cs)
+			}
+			verdicts, _ := Scenario{}.Judge(&results.Run{Summary: []results.CellSummary{cs}})
+			if len(verdicts) != 1 {
+				t.Fatalf("%d verdicts, want 1", len(verdicts))
+			}
+			v := verdicts[0]
+			if v.Contender != "c" || v.Level != "seed" || v.Verdict != tt.verdict {
+				t.Fatalf("verdict %+v, want %s", v, tt.verdict)
+			}
+			for _, w := range tt.whyHas {
+				if !strings.Contains(v.Why, w) {
+					t.Errorf("why %q does not contain %q", v.Why, w)
+				}
+			}
+			if tt.verdict == "isolated" && !tt.fig.clientBound && strings.Contains(v.Why, "client") {
+				t.Errorf("why mentions the client: %q", v.Why)
+			}
+		})
+	}
+}
+
+func TestJudgeClaimA(t *testing.T) {
+	tests := []struct {
+		name    string
+		figs    []fig
+		verdict string
+		whyHas  string
+	}{
+		{"spring-mvc slow at the median", []fig{{name: "spring-mvc", instantP50: 5000, instantP99: 30000, probeP50: 4000, probeP99: 30000}}, "holds", "5.0 s"},
+		{"median exactly 1 s", []fig{{name: "spring-mvc", instantP50: 1000, instantP99: 30000, probeP50: 50, probeP99: 30000}}, "holds", "1.0 s"},
+		{"a probe's median is the slowest", []fig{{name: "spring-mvc", instantP50: 50, instantP99: 30000, probeP50: 2500, probeP99: 30000}}, "holds", "2.5 s"},
+		{"only the tail slow", []fig{{name: "spring-mvc", instantP50: 40, instantP99: 30000, probeP50: 30, probeP99: 20000}}, "partly", "under a second"},
+		{"spring-mvc isolated", []fig{isolatedFig("spring-mvc")}, "fails", "stayed isolated"},
+		{"spring-mvc absent", []fig{isolatedFig("spring-webflux")}, "untested", "not in this run"},
+		{"spring-mvc crashed", []fig{{name: "spring-mvc", instantP50: 5000, instantP99: 30000, outcome: results.OutcomeCrashed}}, "untested", "crashed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, claims := judgeRun(tt.figs...)
+			c, ok := claims["a"]
+			if !ok {
+				t.Fatalf("no claim a in %v", claims)
+			}
+			if c.Verdict != tt.verdict || !strings.Contains(c.Why, tt.whyHas) {
+				t.Fatalf("claim a: %s (%s), want %s with %q", c.Verdict, c.Why, tt.verdict, tt.whyHas)
+			}
+			if c.Text == "" {
+				t.Errorf("claim a has no text")
+			}
+		})
+	}
+}
+
+func TestJudgeClaimB(t *testing.T) {
+	async, all, flux := "spring-mvc-async", "spring-mvc-async-all", "spring-webflux"
+	tests := []struct {
+		name    string
+		figs    []fig
+		verdict string
+		whyHas  []string
+	}{
+		{"all three isolated", []fig{isolatedFig(async), isolatedFig(all), isolatedFig(flux), starvedFig("spring-mvc")}, "holds", []string{async, all, flux}},
+		{"one starved", []fig{isolatedFig(async), starvedFig(all), isolatedFig(flux)}, "fails", []string{all + " starved"}},
+		{"one crashed", []fig{isolatedFig(async), isolatedFig(all), {name: flux, outcome: results.OutcomeCrashed}}, "fails", []string{flux + " crashed"}},
+		{"starved beats missing", []fig{starvedFig(async)}, "fails", []string{async}},
+		{"some missing", []fig{isolatedFig(async), isolatedFig(flux)}, "partly", []string{"not run: " + all}},
+		{"none of them", []fig{isolatedFig("spring-mvc")}, "untested", []string{"none of"}},
+		{"empty run", nil, "untested", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, claims := judgeRun(tt.figs...)
+			c, ok := claims["b"]
+			if !ok {
+				t.Fatalf("no claim b in %v", claims)
+			}
+			if c.Verdict != tt.verdict {
+				t.Fatalf("claim b: %s (%s), want %s", c.Verdict, c.Why, tt.verdict)
+			}
+			for _, w := range tt.whyHas {
+				if !strings.Contains(c.Why, w) {
+					t.Errorf("why %q does not contain %q", c.Why, w)
+				}
+			}
+		})
+	}
+}
+
+func TestJudgeVirtualThreadsClaim(t *testing.T) {
+	for _, tt := range []struct {
+		figs    []fig
+		verdict string
+	}{
+		{[]fig{isolatedFig("spring-mvc-virtual")}, "holds"},
+		{[]fig{starvedFig("spring-mvc-virtual")}, "fails"},
+		{[]fig{isolatedFig("spring-mvc")}, "untested"},
+	} {
+		_, claims := judgeRun(tt.figs...)
+		if c := claims["arena-1"]; c.Verdict != tt.verdict {
+			t.Errorf("claim arena-1 for %s: %s (%s), want %s", tt.figs[0].name, c.Verdict, c.Why, tt.verdict)
+		}
+	}
+}
+
+// Judge gives one verdict per summary, in order, and always all three claims.
+func TestJudgeShape(t *testing.T) {
+	verdicts, claims := judgeRun(isolatedFig("spring-webflux"), starvedFig("spring-mvc"), isolatedFig("spring-mvc-async"))
+	var names []string
+	for _, v := range verdicts {
+		names = append(names, v.Contender+"="+v.Verdict)
+	}
+	if got := strings.Join(names, " "); got != "spring-webflux=isolated spring-mvc=starved spring-mvc-async=isolated" {
+		t.Errorf("verdicts %s", got)
+	}
+	if len(claims) != 3 {
+		t.Errorf("claims %v, want a, b and arena-1", claims)
+	}
+}
