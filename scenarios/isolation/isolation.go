@@ -75,7 +75,7 @@ func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
 	default:
 		return plan, fmt.Errorf("isolation has no preset %q (presets: %s)", preset, strings.Join(s.Presets(), ", "))
 	}
-	if duration != 60*time.Second {
+	if duration != 60*time.Second || timeout != 60*time.Second {
 		plan.Notes = append(plan.Notes, fmt.Sprintf("Load for %s (the study: 60 s), request timeout %s (the study: 60 s).", duration, timeout))
 	}
 	plan.Levels = []scenario.Level{{

@@ -31,7 +31,7 @@ func TestPlan(t *testing.T) {
 		{"quick", scenario.Options{Quick: true}, "seed", "11", 10, 20 * time.Second, 20 * time.Second, []string{"Load for 20s"}},
 		{"quick default", scenario.Options{Preset: "default", Quick: true}, "default", "", 25, 20 * time.Second, 20 * time.Second, nil},
 		{"duration override", scenario.Options{Duration: 30 * time.Second}, "seed", "11", 10, 30 * time.Second, 60 * time.Second, []string{"Load for 30s", "request timeout 1m0s"}},
-		{"timeout override", scenario.Options{Timeout: 5 * time.Second}, "seed", "11", 10, 60 * time.Second, 5 * time.Second, nil},
+		{"timeout override", scenario.Options{Timeout: 5 * time.Second}, "seed", "11", 10, 60 * time.Second, 5 * time.Second, []string{"request timeout 5s"}},
 		{"both override quick", scenario.Options{Quick: true, Duration: 7 * time.Second, Timeout: 3 * time.Second}, "seed", "11", 10, 7 * time.Second, 3 * time.Second, []string{"Load for 7s", "request timeout 3s"}},
 	}
 	for _, tt := range tests {
@@ -78,7 +78,7 @@ func TestPlan(t *testing.T) {
 					t.Errorf("notes %q do not mention %q", notes, w)
 				}
 			}
-			if tt.duration == 60*time.Second && strings.Contains(notes, "Load for") {
+			if tt.duration == 60*time.Second && tt.timeout == 60*time.Second && strings.Contains(notes, "Load for") {
 				t.Errorf("notes mention a changed length for the study's own: %q", notes)
 			}
 		})
