@@ -120,7 +120,7 @@ client's ceiling rather than the server's.`,
 	f.IntVar(&conns, "connections", 64, "closed-loop connections, for both clients")
 	f.DurationVar(&duration, "duration", 10*time.Second, "length of each throughput round (the stall run is twice this)")
 	f.IntVar(&rounds, "rounds", 3, "throughput rounds per client, alternating")
-	f.DurationVar(&warmup, "warmup", 20*time.Second, "load before the rounds, half by each client, not counted")
+	f.DurationVar(&warmup, "warmup", 40*time.Second, "load before the rounds, half by each client, not counted")
 	f.IntVar(&rate, "rate", 1000, "stall check: requests per second")
 	f.DurationVar(&stallFor, "stall", time.Second, "stall check: how long the server is frozen")
 	f.IntVar(&stallCon, "stall-connections", 16, "stall check: connections (the backlog waits for them)")

@@ -18,7 +18,18 @@ import (
 const ManifestFile = "contender.toml"
 
 // Models are the concurrency models a contender may declare.
-var Models = []string{"thread-per-request", "async-servlet", "reactive", "virtual-threads", "event-loop", "actors", "goroutines"}
+var Models = []string{
+	"thread-per-request",   // a pool thread blocks for each request (Tomcat, Jetty)
+	"async-servlet",        // servlet threads released, futures completed elsewhere
+	"reactive",             // Reactor on an event loop (WebFlux)
+	"virtual-threads",      // blocking code on virtual threads
+	"event-loop",           // callbacks on a few loop threads (Vert.x, Netty, Node)
+	"event-loop-bus",       // loop handlers that talk over a message bus (Vert.x EventBus)
+	"event-loop-workers",   // IO loop for fast work, a worker pool for blocking work (Undertow)
+	"event-loop-processes", // one event loop per process, several processes (Node cluster)
+	"actors",               // actor messages and futures (Play on Akka)
+	"goroutines",           // a goroutine per request, blocking calls (Go)
+}
 
 // Runtimes say which toolchain and memory settings the lab passes.
 var Runtimes = []string{"java", "node", "go"}

@@ -27,6 +27,7 @@ const (
 const (
 	clientBusyShare = 0.90
 	lateShare       = 0.01
+	minLate         = 5
 )
 
 // Lab is the experiment's fixed part: where it lives, what every contender shares, and
@@ -338,22 +339,29 @@ func tagRecord(t load.TagResult, over time.Duration) results.Tag {
 }
 
 // clientBound flags a cell whose client used ≥ 90 % of its cores, or sent more than 1 %
-// of an unbounded open stream late: either way the client may have set the pace.
+// (and at least minLate) of its unbounded open-loop hits late: either way the client may
+// have set the pace. Lateness is judged over all such streams together, so that one late
+// probe in a 1/s stream does not condemn a cell.
 func clientBound(cell results.Cell, level scenario.Level, clientCores int) (bool, string) {
 	var why []string
 	if busy := cell.Client.Summary.CPUPctMean; busy >= clientBusyShare*100*float64(clientCores) {
 		why = append(why, fmt.Sprintf("client CPU %.0f%% of %d core(s)", busy, clientCores))
 	}
 	if level.Open != nil {
+		var late, sent int64
+		var worst float64
 		for _, s := range level.Open.Streams {
 			if s.Connections > 0 {
 				continue // a bounded stream's lateness is the server's backlog, by design
 			}
 			for _, t := range cell.Tags {
-				if t.Tag == s.Tag && t.Sent > 0 && float64(t.Late)/float64(t.Sent) > lateShare {
-					why = append(why, fmt.Sprintf("%s: %d of %d sends late (max %.0f ms)", t.Tag, t.Late, t.Sent, t.MaxLateMs))
+				if t.Tag == s.Tag {
+					late, sent, worst = late+t.Late, sent+t.Sent, max(worst, t.MaxLateMs)
 				}
 			}
+		}
+		if late >= minLate && float64(late) > lateShare*float64(sent) {
+			why = append(why, fmt.Sprintf("%d of %d sends late (max %.0f ms)", late, sent, worst))
 		}
 	}
 	return len(why) > 0, strings.Join(why, "; ")

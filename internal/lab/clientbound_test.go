@@ -1,0 +1,50 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arena-lab/arena/internal/load"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+func TestClientBound(t *testing.T) {
+	level := scenario.Level{Open: &load.OpenLoop{Streams: []load.Stream{
+		{Tag: "fast", Pacer: load.PerSecond(10)},
+		{Tag: "probe", Pacer: load.PerSecond(1)},
+		{Tag: "bounded", Pacer: load.PerSecond(100), Connections: 4},
+	}, Duration: time.Minute}}
+	cell := func(cpu float64, late map[string]int64) results.Cell {
+		c := results.Cell{Client: results.Resources{}}
+		c.Client.Summary.CPUPctMean = cpu
+		for tag, sent := range map[string]int64{"fast": 600, "probe": 60, "bounded": 6000} {
+			tr := results.Tag{}
+			tr.Tag, tr.Sent, tr.Late, tr.MaxLateMs = tag, sent, late[tag], 12
+			c.Tags = append(c.Tags, tr)
+		}
+		return c
+	}
+	cases := []struct {
+		name string
+		cell results.Cell
+		want bool
+		why  string
+	}{
+		{"quiet", cell(5, nil), false, ""},
+		{"one late probe is noise", cell(5, map[string]int64{"probe": 1}), false, ""},
+		{"a client falling behind", cell(5, map[string]int64{"fast": 30, "probe": 3}), true, "33 of 660 sends late"},
+		{"a bounded stream's backlog is the server's", cell(5, map[string]int64{"bounded": 3000}), false, ""},
+		{"a busy client", cell(95, nil), true, "client CPU 95%"},
+	}
+	for _, c := range cases {
+		got, why := clientBound(c.cell, level, 1)
+		if got != c.want || !strings.Contains(why, c.why) {
+			t.Errorf("%s: bound=%v why=%q; want %v and %q", c.name, got, why, c.want, c.why)
+		}
+	}
+	if got, _ := clientBound(cell(95, nil), level, 2); got {
+		t.Error("95% of one core is not busy for a two-core client")
+	}
+}
