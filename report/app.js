@@ -41,8 +41,9 @@
       animation: false,
       color: PALETTE,
       textStyle: { fontFamily: 'system-ui, sans-serif' },
-      legend: { top: 0, type: 'scroll' },
-      grid: { left: 12, right: 20, top: 34, bottom: 8, containLabel: true },
+      // The legend sits below the plot: above it, it collides with the axis name.
+      legend: { bottom: 0, type: 'scroll' },
+      grid: { left: 12, right: 20, top: 30, bottom: 32, containLabel: true },
       tooltip: { trigger: 'axis', valueFormatter: format },
       yAxis: {
         type: yType, name: yName, nameTextStyle: { align: 'left' },
@@ -75,7 +76,9 @@
       var o = base('ms', 'log', fmtMs);
       o.color = PERCENTILE_COLOURS;
       o.tooltip.axisPointer = { type: 'shadow' };
-      o.xAxis = { type: 'category', data: level.contenders };
+      // Every contender named (interval 0), slanted once names would overlap.
+      o.xAxis = { type: 'category', data: level.contenders,
+        axisLabel: { interval: 0, rotate: level.contenders.length > 3 ? 20 : 0 } };
       o.series = PERCENTILES.map(function (name, i) {
         return { type: 'bar', name: name, data: t.percentiles.map(function (p) { return p ? p[i] : null; }) };
       });
