@@ -3,10 +3,8 @@ package cmd
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -136,21 +134,13 @@ type benchTarget struct {
 
 func startTarget(cmd *cobra.Command, l *lab.Lab, name string) (*benchTarget, error) {
 	if name == labDownstream {
-		port, err := contender.FreePort()
+		logDir := filepath.Join(l.Root, ".arena", "bench-logs")
+		_ = os.MkdirAll(logDir, 0o755)
+		ds, err := lab.StartDownstream(l.ServerCPUs, 0, filepath.Join(logDir, labDownstream+".log"))
 		if err != nil {
 			return nil, err
 		}
-		exe, _ := os.Executable()
-		c := exec.Command("taskset", "-c", lab.FormatCPUs(l.ServerCPUs), exe, "downstream", "--port", strconv.Itoa(port))
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if err := c.Start(); err != nil {
-			return nil, err
-		}
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		for i := 0; i < 50 && contender.PortFree(port) == nil; i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
-		return &benchTarget{addr: addr, pid: c.Process.Pid, stop: func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL); _ = c.Wait() }}, nil
+		return &benchTarget{addr: ds.Addr, pid: ds.Pid(), stop: ds.Stop}, nil
 	}
 	ms, err := pick(l.Root, []string{name})
 	if err != nil {

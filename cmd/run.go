@@ -23,6 +23,7 @@ func newRunCmd() *cobra.Command {
 	var (
 		lf         labFlags
 		contenders []string
+		levels     []string
 		preset     string
 		quick      bool
 		repeat     int
@@ -68,7 +69,11 @@ Ctrl-C stops cleanly: the server is stopped and every finished cell is kept.`,
 				}
 			}
 			opts := scenario.Options{Preset: preset, Quick: quick, Duration: duration, Timeout: timeout}
-			if _, err := sc.Plan(opts); err != nil { // a bad preset fails before any build
+			plan, err := sc.Plan(opts) // a bad preset or level fails before any build
+			if err != nil {
+				return err
+			}
+			if _, err := plan.Filter(levels); err != nil {
 				return err
 			}
 			l, err := lf.open(false)
@@ -90,7 +95,7 @@ Ctrl-C stops cleanly: the server is stopped and every finished cell is kept.`,
 			fmt.Fprintf(os.Stderr, "arena run %s: %d contender(s), contenders on CPU %s, client on CPU %s, heap %d MiB\n",
 				sc.Name(), len(ms), lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs), lf.heapMB)
 			run, dir, runErr := l.Run(cmd.Context(), lab.RunOptions{
-				Scenario: sc, Options: opts, Contenders: ms, Repeat: repeat, Rebuild: rebuild, Reverify: reverify,
+				Scenario: sc, Options: opts, Contenders: ms, Levels: levels, Repeat: repeat, Rebuild: rebuild, Reverify: reverify,
 				Port: port, RunsDir: runsDir, Command: os.Args,
 			})
 			if run == nil {
@@ -119,6 +124,7 @@ Ctrl-C stops cleanly: the server is stopped and every finished cell is kept.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&contenders, "contenders", nil, "contenders to run, comma-separated (default: all; see arena list)")
 	f.StringVar(&preset, "preset", "", "the scenario's preset (see arena list; default: the study's own)")
+	f.StringSliceVar(&levels, "levels", nil, "only these load levels of the preset, comma-separated (default: all)")
 	f.BoolVar(&quick, "quick", false, "a shorter form of the scenario, for a first look")
 	f.IntVar(&repeat, "repeat", 1, "measure every cell N times; the report gives medians and their spread")
 	f.DurationVar(&duration, "duration", 0, "length of the measured load (default: the preset's)")
@@ -157,7 +163,7 @@ func printSummary(run *results.Run) {
 			cellText := "-"
 			for _, t := range s.Tags {
 				if t.Tag == tag && t.Merged.Count > 0 {
-					cellText = fmtMs(t.Merged.P50) + " / " + fmtMs(t.Merged.P99)
+					cellText = results.FormatMs(t.Merged.P50) + " / " + results.FormatMs(t.Merged.P99)
 				}
 			}
 			row = append(row, cellText)
@@ -178,16 +184,5 @@ func printSummary(run *results.Run) {
 		for _, c := range run.Claims {
 			fmt.Printf("  (%s) %s\n      %s: %s\n", c.ID, c.Text, strings.ToUpper(c.Verdict), c.Why)
 		}
-	}
-}
-
-func fmtMs(v float64) string {
-	switch {
-	case v >= 1000:
-		return fmt.Sprintf("%.2fs", v/1000)
-	case v >= 10:
-		return fmt.Sprintf("%.0fms", v)
-	default:
-		return fmt.Sprintf("%.2fms", v)
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"strings"
 
 	"github.com/arena-lab/arena/internal/scenario"
+	"github.com/arena-lab/arena/scenarios/downstream"
 	"github.com/arena-lab/arena/scenarios/isolation"
+	"github.com/arena-lab/arena/scenarios/sleep"
 )
 
 // All is every scenario, the default first.
 func All() []scenario.Scenario {
-	return []scenario.Scenario{isolation.Scenario{}}
+	return []scenario.Scenario{isolation.Scenario{}, sleep.Scenario{}, downstream.Scenario{}}
 }
 
 // Find returns the scenario called name.

@@ -89,7 +89,7 @@ func (p *Progress) CellDone(i int, c results.Cell) {
 	}
 	var parts []string
 	for _, t := range c.Tags {
-		parts = append(parts, fmt.Sprintf("%s p99 %s", t.Tag, fmtMs(t.Response.P99)))
+		parts = append(parts, fmt.Sprintf("%s p99 %s", t.Tag, results.FormatMs(t.Response.P99)))
 	}
 	status := c.Outcome.Status
 	if c.ClientBound {
@@ -124,17 +124,4 @@ func (p *Progress) Tick(start time.Time, planned time.Duration) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-func fmtMs(v float64) string {
-	switch {
-	case v >= 10000:
-		return fmt.Sprintf("%.0f s", v/1000)
-	case v >= 1000:
-		return fmt.Sprintf("%.2f s", v/1000)
-	case v >= 10:
-		return fmt.Sprintf("%.0f ms", v)
-	default:
-		return fmt.Sprintf("%.2f ms", v)
-	}
 }

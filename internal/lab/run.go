@@ -48,8 +48,9 @@ type RunOptions struct {
 	Repeat     int
 	Rebuild    bool
 	Reverify   bool
-	Port       int    // 0: a free port per start
-	RunsDir    string // where runs/<id>/ goes
+	Levels     []string // only these levels of the plan (all when empty)
+	Port       int      // 0: a free port per start
+	RunsDir    string   // where runs/<id>/ goes
 	Command    []string
 }
 
@@ -62,6 +63,9 @@ var ErrNothingToMeasure = errors.New("no contender passed build and verify: noth
 func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, error) {
 	plan, err := o.Scenario.Plan(o.Options)
 	if err != nil {
+		return nil, "", err
+	}
+	if plan, err = plan.Filter(o.Levels); err != nil {
 		return nil, "", err
 	}
 	if o.Repeat < 1 {
@@ -226,6 +230,16 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	}
 	cell := results.Cell{Contender: c.m.Name, Level: c.level.Name, Repeat: c.repeat, Env: vars, Started: time.Now(),
 		Outcome: results.Outcome{Status: results.OutcomeOK}}
+	var ds *DownstreamProc
+	if c.level.Downstream != nil {
+		var err error
+		if ds, err = StartDownstream(l.ClientCPUs, c.level.Downstream.Delay, c.file(dir, "logs", "downstream.log")); err != nil {
+			cell.Outcome = results.Outcome{Status: results.OutcomeError, Detail: err.Error()}
+			return cell
+		}
+		defer ds.Stop()
+		vars["DOWNSTREAM_URL"] = ds.URL // every contender honours it: the contract's /data/{id}
+	}
 	in, err := contender.Start(c.m, contender.StartOptions{
 		Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Port: port, Vars: vars, LogPath: c.file(dir, "logs", "log"),
 	})
@@ -271,6 +285,10 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	rec := load.NewRecorder(start, sink)
 	serverProbe := probe.Start(in.Pid(), start, probePeriod)
 	clientProbe := probe.StartAlone(os.Getpid(), start, probePeriod)
+	var dsProbe *probe.Probe
+	if ds != nil {
+		dsProbe = probe.Start(ds.Pid(), start, probePeriod)
+	}
 	stopTicker := l.Progress.Tick(start, c.level.Expected())
 	var scheduled time.Duration
 	switch {
@@ -290,6 +308,10 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	default:
 	}
 	serverSamples, clientSamples := serverProbe.Stop(), clientProbe.Stop()
+	if dsProbe != nil {
+		samples := dsProbe.Stop()
+		cell.Downstream = &results.Resources{Summary: probe.Summarise(samples, 0, 0), Timeline: samples, CPUs: FormatCPUs(l.ClientCPUs)}
+	}
 	doer.CloseIdle()
 	took, killed := in.Stop()
 

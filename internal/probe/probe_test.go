@@ -63,7 +63,11 @@ func TestStartAloneLeavesChildrenOut(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = exec.Command("pkill", "-P", strconv.Itoa(cmd.Process.Pid)).Run(); _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer func() {
+		_ = exec.Command("pkill", "-P", strconv.Itoa(cmd.Process.Pid)).Run()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
 	p := StartAlone(cmd.Process.Pid, time.Now(), 100*time.Millisecond)
 	time.Sleep(time.Second)
 	samples := p.Stop()

@@ -45,10 +45,17 @@ type ScenarioInfo struct {
 
 // Level is one load level of a scenario, as planned.
 type Level struct {
-	Name    string            `json:"name"`
-	Load    string            `json:"load"` // human description, e.g. "open loop: instant 10/s, …"
-	Env     map[string]string `json:"env,omitempty"`
-	Streams []StreamPlan      `json:"streams"`
+	Name string `json:"name"`
+	// Group, X and XName place the level on a curve: figures are drawn against X (e.g.
+	// connections), one line per contender and group.
+	Group             string            `json:"group,omitempty"`
+	X                 float64           `json:"x,omitempty"`
+	XName             string            `json:"x_name,omitempty"`
+	Downstream        bool              `json:"downstream,omitempty"` // the lab's downstream served /data
+	DownstreamDelayMs float64           `json:"downstream_delay_ms,omitempty"`
+	Load              string            `json:"load"` // human description, e.g. "open loop: instant 10/s, …"
+	Env               map[string]string `json:"env,omitempty"`
+	Streams           []StreamPlan      `json:"streams"`
 }
 
 // StreamPlan is one tagged stream of a level.
@@ -107,6 +114,9 @@ type Cell struct {
 	Tags      []Tag             `json:"tags"`
 	Server    Resources         `json:"server"`
 	Client    Resources         `json:"client"`
+	// Downstream is the lab's downstream process, when the level had one: shown beside the
+	// contender so that it can be seen not to be the bottleneck.
+	Downstream *Resources `json:"downstream,omitempty"`
 	// ClientBound says the client, not the server, may have set the pace: it used ≥ 90 %
 	// of its cores or sent late against its schedule. Such a cell is not the server's number.
 	ClientBound    bool   `json:"client_bound"`

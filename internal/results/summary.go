@@ -172,3 +172,15 @@ func SpreadOf(vals []float64) Spread {
 	}
 	return sp
 }
+
+// FormatMs writes milliseconds for people: "2.83 ms", "11 ms", "10.02 s".
+func FormatMs(v float64) string {
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.2f s", v/1000)
+	case v >= 10:
+		return fmt.Sprintf("%.0f ms", v)
+	default:
+		return fmt.Sprintf("%.2f ms", v)
+	}
+}

@@ -5,6 +5,7 @@ package scenario
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/arena-lab/arena/internal/load"
@@ -22,14 +23,28 @@ type Options struct {
 // Level is one load level: how the contender is started and what load it gets.
 type Level struct {
 	Name string
-	Env  map[string]string // contract variables for the contender (besides PORT)
+	// Group and X place the level on a curve (e.g. group "sleep 100 ms", X = 800
+	// connections): the report draws figures against X, one line per contender per group.
+	Group string
+	X     float64
+	XName string
+	Env   map[string]string // contract variables for the contender (besides PORT)
+	// Downstream, if set, is the lab's downstream server for this level, started as its own
+	// process on the client's CPUs and given to the contender as DOWNSTREAM_URL.
+	Downstream *Downstream
 	// Exactly one of Open and Closed is set.
 	Open   *load.OpenLoop
 	Closed *load.ClosedLoop
 	// Warmup, if set, runs before the measured load and is discarded.
 	Warmup *load.ClosedLoop
-	// Drain estimates how long the last requests take after the last send, for the ETA.
+	// Drain is for the ETA: in an open loop, how long the last requests take after the last
+	// send; in a closed loop, how long its requests are expected to take (0: its time bound).
 	Drain time.Duration
+}
+
+// Downstream is the lab's downstream server as a level needs it.
+type Downstream struct {
+	Delay time.Duration // before each answer, e.g. study 001's 50 ms
 }
 
 // Plan is a scenario's levels under one preset.
@@ -52,7 +67,11 @@ type Scenario interface {
 
 // Describe renders a level as the results' plan record.
 func Describe(l Level) results.Level {
-	out := results.Level{Name: l.Name, Env: l.Env}
+	out := results.Level{Name: l.Name, Env: l.Env, Group: l.Group, X: l.X, XName: l.XName}
+	if l.Downstream != nil {
+		out.DownstreamDelayMs = float64(l.Downstream.Delay) / float64(time.Millisecond)
+		out.Downstream = true
+	}
 	switch {
 	case l.Open != nil:
 		out.Load = fmt.Sprintf("open loop, %s, request timeout %s", l.Open.Duration, l.Open.Timeout)
@@ -72,11 +91,37 @@ func (l Level) Expected() time.Duration {
 	if l.Open != nil {
 		d += l.Open.Duration
 	}
-	if l.Closed != nil {
+	if l.Closed != nil && l.Drain == 0 {
 		d += l.Closed.Duration
 	}
 	if l.Warmup != nil {
 		d += l.Warmup.Duration
 	}
 	return d
+}
+
+// Filter keeps the levels named in names (all when names is empty); an unknown name is an
+// error that lists the plan's levels.
+func (p Plan) Filter(names []string) (Plan, error) {
+	if len(names) == 0 {
+		return p, nil
+	}
+	var kept []Level
+	var known []string
+	for _, l := range p.Levels {
+		known = append(known, l.Name)
+	}
+	for _, n := range names {
+		found := false
+		for _, l := range p.Levels {
+			if l.Name == n {
+				kept, found = append(kept, l), true
+			}
+		}
+		if !found {
+			return p, fmt.Errorf("no level %q in preset %s (levels: %s)", n, p.Preset, strings.Join(known, ", "))
+		}
+	}
+	p.Levels = kept
+	return p, nil
 }

@@ -139,7 +139,7 @@ func judge(cs results.CellSummary) results.Verdict {
 		if !slices.Contains(fastTags, t.Tag) {
 			continue
 		}
-		desc := fmt.Sprintf("%s p99 %s", t.Tag, fmtMs(t.Merged.P99))
+		desc := fmt.Sprintf("%s p99 %s", t.Tag, results.FormatMs(t.Merged.P99))
 		if t.Merged.Count == 0 || t.Merged.P99 >= ms(IsolatedBelow) || t.Errors > 0 {
 			if t.Errors > 0 {
 				desc += fmt.Sprintf(" (%d errors)", t.Errors)
@@ -169,7 +169,7 @@ func claimSyncDegrades(byName map[string]results.Verdict, p50s map[string]float6
 	case v.Verdict != "starved" && v.Verdict != "isolated":
 		c.Verdict, c.Why = "untested", "spring-mvc's cell ended "+v.Verdict
 	case p50s["spring-mvc"] >= 1000:
-		c.Verdict, c.Why = "holds", fmt.Sprintf("median of its slowest fast endpoint %s; %s", fmtMs(p50s["spring-mvc"]), v.Why)
+		c.Verdict, c.Why = "holds", fmt.Sprintf("median of its slowest fast endpoint %s; %s", results.FormatMs(p50s["spring-mvc"]), v.Why)
 	case v.Verdict == "starved":
 		c.Verdict, c.Why = "partly", fmt.Sprintf("starved at the tail (%s) but its medians stay under a second", v.Why)
 	default:
@@ -206,10 +206,3 @@ func claimAllIsolated(id, text string, names []string, byName map[string]results
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func fmtMs(v float64) string {
-	if v >= 1000 {
-		return fmt.Sprintf("%.1f s", v/1000)
-	}
-	return fmt.Sprintf("%.1f ms", v)
-}

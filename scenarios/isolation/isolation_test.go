@@ -189,9 +189,9 @@ func TestJudgeVerdicts(t *testing.T) {
 		verdict string
 		whyHas  []string
 	}{
-		{"fast everywhere", isolatedFig("c"), nil, "isolated", []string{"instant p99 5.0 ms", "liveness p99 8.0 ms", "readiness p99 8.0 ms"}},
-		{"instant p99 30 s", fig{name: "c", instantP50: 2, instantP99: 30000, probeP50: 3, probeP99: 8}, nil, "starved", []string{"instant p99 30.0 s", "isolated needs p99 < 100ms"}},
-		{"probe slow only", fig{name: "c", instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 150}, nil, "starved", []string{"liveness p99 150.0 ms", "readiness p99 150.0 ms"}},
+		{"fast everywhere", isolatedFig("c"), nil, "isolated", []string{"instant p99 5.00 ms", "liveness p99 8.00 ms", "readiness p99 8.00 ms"}},
+		{"instant p99 30 s", fig{name: "c", instantP50: 2, instantP99: 30000, probeP50: 3, probeP99: 8}, nil, "starved", []string{"instant p99 30.00 s", "isolated needs p99 < 100ms"}},
+		{"probe slow only", fig{name: "c", instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 150}, nil, "starved", []string{"liveness p99 150 ms", "readiness p99 150 ms"}},
 		{"just under 100 ms", fig{name: "c", instantP50: 2, instantP99: 99.9, probeP50: 3, probeP99: 8}, nil, "isolated", nil},
 		{"exactly 100 ms", fig{name: "c", instantP50: 2, instantP99: 100, probeP50: 3, probeP99: 8}, nil, "starved", nil},
 		{"errors on a fast tag", fig{name: "c", instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 8, instantErrors: 4}, nil, "starved", []string{"(4 errors)"}},
@@ -234,9 +234,9 @@ func TestJudgeClaimA(t *testing.T) {
 		verdict string
 		whyHas  string
 	}{
-		{"spring-mvc slow at the median", []fig{{name: "spring-mvc", instantP50: 5000, instantP99: 30000, probeP50: 4000, probeP99: 30000}}, "holds", "5.0 s"},
-		{"median exactly 1 s", []fig{{name: "spring-mvc", instantP50: 1000, instantP99: 30000, probeP50: 50, probeP99: 30000}}, "holds", "1.0 s"},
-		{"a probe's median is the slowest", []fig{{name: "spring-mvc", instantP50: 50, instantP99: 30000, probeP50: 2500, probeP99: 30000}}, "holds", "2.5 s"},
+		{"spring-mvc slow at the median", []fig{{name: "spring-mvc", instantP50: 5000, instantP99: 30000, probeP50: 4000, probeP99: 30000}}, "holds", "5.00 s"},
+		{"median exactly 1 s", []fig{{name: "spring-mvc", instantP50: 1000, instantP99: 30000, probeP50: 50, probeP99: 30000}}, "holds", "1.00 s"},
+		{"a probe's median is the slowest", []fig{{name: "spring-mvc", instantP50: 50, instantP99: 30000, probeP50: 2500, probeP99: 30000}}, "holds", "2.50 s"},
 		{"only the tail slow", []fig{{name: "spring-mvc", instantP50: 40, instantP99: 30000, probeP50: 30, probeP99: 20000}}, "partly", "under a second"},
 		{"spring-mvc isolated", []fig{isolatedFig("spring-mvc")}, "fails", "stayed isolated"},
 		{"spring-mvc absent", []fig{isolatedFig("spring-webflux")}, "untested", "not in this run"},
