@@ -56,11 +56,18 @@ client's ceiling rather than the server's.`,
 			if _, err := bench.WrkPath(); err != nil {
 				return err
 			}
-			l, err := lf.open(false)
+			var l *lab.Lab
+			var ms []*contender.Manifest
+			var err error
+			if against == labDownstream { // no contender, so no build and no JDK
+				l, err = lf.open()
+			} else {
+				l, ms, err = lf.openWith([]string{against})
+			}
 			if err != nil {
 				return err
 			}
-			target, err := startTarget(cmd, l, against)
+			target, err := startTarget(cmd, l, ms, against)
 			if err != nil {
 				return err
 			}
@@ -132,7 +139,7 @@ type benchTarget struct {
 	stop func()
 }
 
-func startTarget(cmd *cobra.Command, l *lab.Lab, name string) (*benchTarget, error) {
+func startTarget(cmd *cobra.Command, l *lab.Lab, ms []*contender.Manifest, name string) (*benchTarget, error) {
 	if name == labDownstream {
 		logDir := filepath.Join(l.Root, ".arena", "bench-logs")
 		_ = os.MkdirAll(logDir, 0o755)
@@ -141,15 +148,6 @@ func startTarget(cmd *cobra.Command, l *lab.Lab, name string) (*benchTarget, err
 			return nil, err
 		}
 		return &benchTarget{addr: ds.Addr, pid: ds.Pid(), stop: ds.Stop}, nil
-	}
-	ms, err := pick(l.Root, []string{name})
-	if err != nil {
-		return nil, err
-	}
-	if needsJava(ms) {
-		if l.Settings.JDK, err = contender.FindJDK(); err != nil {
-			return nil, err
-		}
 	}
 	builder := &contender.Builder{CacheDir: filepath.Join(l.Root, ".arena", "builds"), Settings: l.Settings}
 	if _, err := builder.Build(cmd.Context(), ms[0], false); err != nil {

@@ -16,18 +16,9 @@ func newBuildCmd() *cobra.Command {
 		Use:   "build [contender...]",
 		Short: "Build contenders whose sources changed (default: all)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := lf.open(false)
+			l, ms, err := lf.openWith(args)
 			if err != nil {
 				return err
-			}
-			ms, err := pick(l.Root, args)
-			if err != nil {
-				return err
-			}
-			if needsJava(ms) {
-				if l.Settings.JDK, err = contender.FindJDK(); err != nil {
-					return err
-				}
 			}
 			builder := &contender.Builder{CacheDir: filepath.Join(l.Root, ".arena", "builds"), Settings: l.Settings}
 			for _, m := range ms {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -71,8 +72,8 @@ func (f *labFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.heapMB, "heap", 512, "heap in MiB for every contender (JVM -Xms/-Xmx, Node --max-old-space-size, Go GOMEMLIMIT)")
 }
 
-// open finds the lab and checks the shared settings; needJava finds a JDK 21+.
-func (f *labFlags) open(needJava bool) (*lab.Lab, error) {
+// open finds the lab and checks the shared settings.
+func (f *labFlags) open() (*lab.Lab, error) {
 	root, err := lab.FindRoot()
 	if err != nil {
 		return nil, err
@@ -88,32 +89,32 @@ func (f *labFlags) open(needJava bool) (*lab.Lab, error) {
 	if f.heapMB < 64 || f.heapMB > 65536 {
 		return nil, fmt.Errorf("--heap %d: give MiB between 64 and 65536", f.heapMB)
 	}
-	l := &lab.Lab{Root: root, ServerCPUs: server, ClientCPUs: client,
-		Settings: contender.Settings{HeapMB: f.heapMB}, Progress: lab.NewProgress(os.Stderr)}
-	if needJava {
-		jdk, err := contender.FindJDK()
-		if err != nil {
-			return nil, err
-		}
-		l.Settings.JDK = jdk
-	}
-	return l, nil
+	return &lab.Lab{Root: root, ServerCPUs: server, ClientCPUs: client,
+		Settings: contender.Settings{HeapMB: f.heapMB}, Progress: lab.NewProgress(os.Stderr)}, nil
 }
 
-// pick discovers the contenders and selects names (all when none).
-func pick(root string, names []string) ([]*contender.Manifest, error) {
-	all, err := contender.Discover(root + "/contenders")
+// openWith opens the lab and selects contenders by name (all when none), finding a JDK
+// 21+ only when one of them runs on Java.
+func (f *labFlags) openWith(names []string) (*lab.Lab, []*contender.Manifest, error) {
+	l, err := f.open()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return contender.Select(all, names)
-}
-
-func needsJava(ms []*contender.Manifest) bool {
+	all, err := contender.Discover(filepath.Join(l.Root, "contenders"))
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := contender.Select(all, names)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, m := range ms {
 		if m.Runtime == "java" {
-			return true
+			if l.Settings.JDK, err = contender.FindJDK(); err != nil {
+				return nil, nil, err
+			}
+			break
 		}
 	}
-	return false
+	return l, ms, nil
 }

@@ -76,18 +76,9 @@ Ctrl-C stops cleanly: the server is stopped and every finished cell is kept.`,
 			if _, err := plan.Filter(levels); err != nil {
 				return err
 			}
-			l, err := lf.open(false)
+			l, ms, err := lf.openWith(contenders)
 			if err != nil {
 				return err
-			}
-			ms, err := pick(l.Root, contenders)
-			if err != nil {
-				return err
-			}
-			if needsJava(ms) {
-				if l.Settings.JDK, err = contender.FindJDK(); err != nil {
-					return err
-				}
 			}
 			if runsDir == "" {
 				runsDir = filepath.Join(l.Root, "runs")

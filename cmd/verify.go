@@ -22,18 +22,9 @@ func newVerifyCmd() *cobra.Command {
 body, content type and error case of contenders/README.md, that the server stays ready
 after each bad request, and that it exits within 10 s of SIGTERM. Exits 1 if any fails.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := lf.open(false)
+			l, ms, err := lf.openWith(args)
 			if err != nil {
 				return err
-			}
-			ms, err := pick(l.Root, args)
-			if err != nil {
-				return err
-			}
-			if needsJava(ms) {
-				if l.Settings.JDK, err = contender.FindJDK(); err != nil {
-					return err
-				}
 			}
 			logDir := filepath.Join(l.Root, ".arena", "verify-logs")
 			if err := os.MkdirAll(logDir, 0o755); err != nil {
