@@ -170,9 +170,11 @@ func checkReportDraws(t *testing.T, path string) {
 	}
 }
 
-func loadOnlyRun(t *testing.T, out string) *results.Run {
+func loadOnlyRun(t *testing.T, out string) *results.Run { return loadRun(t, out, "isolation") }
+
+func loadRun(t *testing.T, out, scenario string) *results.Run {
 	t.Helper()
-	dirs, _ := filepath.Glob(filepath.Join(out, "*-isolation"))
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-"+scenario))
 	if len(dirs) != 1 {
 		t.Fatalf("want one run folder in %s, found %v", out, dirs)
 	}
@@ -348,4 +350,68 @@ func isDynamicKey(k string) bool {
 		return true
 	}
 	return false
+}
+
+// Study 001's shape, measured: at 800 connections the 200-thread Tomcat queues (its mean
+// near 400 ms) while Netty stays near the 100 ms sleep. Asserted with a wide margin: ≥ 2×.
+func TestSleepShowsTheThreadPoolQueueing(t *testing.T) {
+	e2e(t)
+	out := t.TempDir()
+	log, code := arena(t, 15*time.Minute, "run", "sleep", "--contenders", "spring-mvc,netty", "--quick",
+		"--levels", "sleep-c200,sleep-c800", "--out", out)
+	if code != 0 {
+		t.Fatalf("arena run sleep exited %d:\n%s", code, log)
+	}
+	run := loadRun(t, out, "sleep")
+	mean := map[string]float64{}
+	for _, s := range run.Summary {
+		for _, tag := range s.Tags {
+			mean[s.Contender+"/"+s.Level] = tag.Merged.Mean
+			if tag.Errors > 0 || tag.Non2xx > 0 {
+				t.Errorf("%s %s: %d errors, %d non-2xx", s.Contender, s.Level, tag.Errors, tag.Non2xx)
+			}
+		}
+	}
+	for _, c := range []string{"spring-mvc", "netty"} {
+		if m := mean[c+"/sleep-c200"]; m < 100 || m > 200 {
+			t.Errorf("%s at 200 connections: mean %.0f ms; want near the 100 ms sleep", c, m)
+		}
+	}
+	if tomcat, netty := mean["spring-mvc/sleep-c800"], mean["netty/sleep-c800"]; tomcat < 2*netty {
+		t.Fatalf("at 800 connections spring-mvc %.0f ms, netty %.0f ms; want Tomcat's queue to show (≥ 2×)\n%s", tomcat, netty, log)
+	}
+	checkReportDraws(t, filepath.Join(out, run.ID, "report.html"))
+}
+
+// Study 002's two forms run to completion, and the lab's downstream is measured beside
+// the contender on the client's CPUs.
+func TestDownstreamRunsBothForms(t *testing.T) {
+	e2e(t)
+	out := t.TempDir()
+	log, code := arena(t, 15*time.Minute, "run", "downstream", "--contenders", "vertx,spring-webflux", "--quick", "--out", out)
+	if code != 0 {
+		t.Fatalf("arena run downstream exited %d:\n%s", code, log)
+	}
+	run := loadRun(t, out, "downstream")
+	if len(run.Cells) != 4 {
+		t.Fatalf("%d cells; want 2 contenders × 2 levels", len(run.Cells))
+	}
+	for _, c := range run.Cells {
+		if c.Outcome.Status != results.OutcomeOK || len(c.Tags) != 1 || c.Tags[0].Status["2xx"] != c.Tags[0].Sent || c.Tags[0].RPS <= 0 {
+			t.Errorf("%s %s: outcome %s, tags %+v; want every request answered 2xx", c.Contender, c.Level, c.Outcome.Status, c.Tags)
+		}
+		switch c.Level {
+		case "lab":
+			if c.Downstream == nil || c.Downstream.Summary.Samples == 0 || c.Downstream.CPUs != run.Env.ClientCPUs {
+				t.Errorf("%s lab: downstream resources %+v; want it probed on the client's CPUs", c.Contender, c.Downstream)
+			}
+		case "self":
+			if c.Downstream != nil {
+				t.Errorf("%s self: a lab downstream ran, but the contender is its own downstream", c.Contender)
+			}
+		}
+	}
+	if len(run.Claims) == 0 || run.Claims[0].Verdict == "untested" {
+		t.Fatalf("claims %+v; want the Vert.x/WebFlux claim judged", run.Claims)
+	}
 }

@@ -5,6 +5,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,10 +95,7 @@ func (l Level) Expected() time.Duration {
 	if l.Closed != nil && l.Drain == 0 {
 		d += l.Closed.Duration
 	}
-	if l.Warmup != nil {
-		d += l.Warmup.Duration
-	}
-	return d
+	return d // a warm-up's length is unknown (its bound is not an estimate); the ETA learns it
 }
 
 // Filter keeps the levels named in names (all when names is empty); an unknown name is an
@@ -111,7 +109,10 @@ func (p Plan) Filter(names []string) (Plan, error) {
 	for _, l := range p.Levels {
 		known = append(known, l.Name)
 	}
-	for _, n := range names {
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			continue
+		}
 		found := false
 		for _, l := range p.Levels {
 			if l.Name == n {

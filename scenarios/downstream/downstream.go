@@ -5,6 +5,7 @@ package downstream
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -98,7 +99,7 @@ func (Scenario) Judge(run *results.Run) ([]results.Verdict, []results.Claim) {
 				entries = append(entries, entry{c.Name, t.RPS.Median, t.Merged.P99})
 			}
 		}
-		sort.Slice(entries, func(i, j int) bool { return entries[i].rps > entries[j].rps })
+		sort.SliceStable(entries, func(i, j int) bool { return entries[i].rps > entries[j].rps }) // ties keep run order
 		for i, e := range entries {
 			v := results.Verdict{Contender: e.name, Level: level,
 				Why: fmt.Sprintf("%.0f requests/s, p99 %s", e.rps, results.FormatMs(e.p99))}
@@ -155,7 +156,7 @@ func claimAnnotatedIsFunctional(idx scenario.Summaries) results.Claim {
 		return c
 	}
 	c.Why = fmt.Sprintf("annotated %.0f, functional %.0f requests/s", a, f)
-	if scenario.Within(a, f, 0.10) {
+	if math.Abs(a-f) <= 0.10*math.Max(a, f) { // symmetric: neither form is the reference
 		c.Verdict = "holds"
 	} else {
 		c.Verdict = "fails"

@@ -188,6 +188,8 @@ func claimAllIsolated(id, text string, names []string, byName map[string]results
 			missing = append(missing, n)
 		case v.Verdict == "isolated":
 			isolated = append(isolated, n)
+		case v.Verdict != "starved" && v.Verdict != results.OutcomeCrashed:
+			missing = append(missing, n+" ("+v.Verdict+")") // never measured: says nothing either way
 		default:
 			starved = append(starved, fmt.Sprintf("%s %s (%s)", n, v.Verdict, v.Why))
 		}

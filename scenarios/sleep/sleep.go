@@ -89,11 +89,10 @@ func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
 				Closed: &load.ClosedLoop{Tag: t.tag, Request: load.Request{Path: t.path}, Connections: c,
 					Requests: requests, Duration: bound, Timeout: timeout},
 				Warmup: &load.ClosedLoop{Tag: "warmup", Request: load.Request{Path: t.path}, Connections: c,
-					Requests: warm, Duration: 30 * time.Second, Timeout: timeout},
+					Requests: warm, Duration: min(30*time.Second, bound), Timeout: timeout},
 				// Planned time: the requests at c per wait, slower when threads run out.
 				Drain: time.Duration(float64(requests)/float64(min(c, 200))) * t.wait,
 			}
-			lv.Closed.Duration = min(bound, lv.Drain*3+10*time.Second)
 			if t.viaLab {
 				lv.Downstream = &scenario.Downstream{Delay: t.wait}
 			}

@@ -1,0 +1,284 @@
+package downstream
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+func TestPlan(t *testing.T) {
+	cases := []struct {
+		name           string
+		opts           scenario.Options
+		warm, requests int64
+		bound, timeout time.Duration
+	}{
+		{"seed", scenario.Options{Preset: "seed"}, 30000, 10000, 2 * time.Minute, 10 * time.Second},
+		{"empty preset is seed", scenario.Options{}, 30000, 10000, 2 * time.Minute, 10 * time.Second},
+		{"quick", scenario.Options{Quick: true}, 5000, 5000, 2 * time.Minute, 10 * time.Second},
+		{"duration override", scenario.Options{Duration: 30 * time.Second}, 30000, 10000, 30 * time.Second, 10 * time.Second},
+		{"timeout override", scenario.Options{Timeout: 2 * time.Second}, 30000, 10000, 2 * time.Minute, 2 * time.Second},
+		{"both overrides, quick", scenario.Options{Quick: true, Duration: 7 * time.Second, Timeout: 3 * time.Second}, 5000, 5000, 7 * time.Second, 3 * time.Second},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := Scenario{}.Plan(tt.opts)
+			if err != nil {
+				t.Fatalf("Plan: %v", err)
+			}
+			if plan.Preset != "seed" || len(plan.Levels) != 2 {
+				t.Fatalf("preset %q, %d levels; want seed and two", plan.Preset, len(plan.Levels))
+			}
+			if len(plan.Notes) == 0 {
+				t.Errorf("no notes")
+			}
+			for i, name := range []string{"self", "lab"} {
+				lv := plan.Levels[i]
+				if lv.Name != name {
+					t.Errorf("level %d is %q, want %q", i, lv.Name, name)
+				}
+				if lv.Open != nil || lv.Closed == nil {
+					t.Fatalf("%s: open %v closed %v, want a closed loop", lv.Name, lv.Open != nil, lv.Closed != nil)
+				}
+				c := lv.Closed
+				if c.Tag != "data" || c.Request.Path != "/data/1" || c.Connections != 100 || c.Requests != tt.requests || c.Duration != tt.bound || c.Timeout != tt.timeout {
+					t.Errorf("%s: closed %s %s c=%d n=%d bound %s timeout %s; want data /data/1 c=100 n=%d bound %s timeout %s",
+						lv.Name, c.Tag, c.Request.Path, c.Connections, c.Requests, c.Duration, c.Timeout, tt.requests, tt.bound, tt.timeout)
+				}
+				w := lv.Warmup
+				if w == nil {
+					t.Fatalf("%s: no warm-up", lv.Name)
+				}
+				if w.Tag == c.Tag || w.Request.Path != "/data/1" || w.Connections != 100 || w.Requests != tt.warm || w.Duration <= 0 || w.Duration > tt.bound || w.Timeout != tt.timeout {
+					t.Errorf("%s: warm-up %s %s c=%d n=%d bound %s timeout %s; want /data/1 c=100 n=%d timeout %s",
+						lv.Name, w.Tag, w.Request.Path, w.Connections, w.Requests, w.Duration, w.Timeout, tt.warm, tt.timeout)
+				}
+				if w == c {
+					t.Errorf("%s: warm-up and measured load are one loop", lv.Name)
+				}
+				if lv.Drain <= 0 || lv.Expected() <= 0 {
+					t.Errorf("%s: drain %s, expected %s", lv.Name, lv.Drain, lv.Expected())
+				}
+			}
+			if self := plan.Levels[0]; self.Downstream != nil {
+				t.Errorf("self has a downstream %+v: the study's form is its own", *self.Downstream)
+			}
+			if lab := plan.Levels[1]; lab.Downstream == nil || lab.Downstream.Delay != 0 {
+				t.Errorf("lab downstream %+v, want the lab's, without delay", lab.Downstream)
+			}
+		})
+	}
+}
+
+func TestPlanUnknownPreset(t *testing.T) {
+	for _, p := range []string{"nosuch", "default"} {
+		_, err := Scenario{}.Plan(scenario.Options{Preset: p})
+		if err == nil {
+			t.Errorf("Plan accepted preset %q", p)
+			continue
+		}
+		for _, w := range []string{`"` + p + `"`, "seed"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not contain %q", err, w)
+			}
+		}
+	}
+}
+
+func TestScenarioDescription(t *testing.T) {
+	s := Scenario{}
+	if s.Name() != "downstream" || s.Title() == "" || !strings.Contains(s.Study(), "002") {
+		t.Errorf("Name %q Title %q Study %q", s.Name(), s.Title(), s.Study())
+	}
+	for _, p := range s.Presets() {
+		if _, err := s.Plan(scenario.Options{Preset: p}); err != nil {
+			t.Errorf("listed preset %q does not plan: %v", p, err)
+		}
+	}
+}
+
+// fig is one contender at one level: its median throughput and merged p99.
+type fig struct {
+	name, level string
+	rps, p99    float64
+	outcome     string // "" : ok
+}
+
+func runOf(figs ...fig) *results.Run {
+	run := &results.Run{}
+	seen := map[string]bool{}
+	for _, f := range figs {
+		if !seen[f.name] {
+			seen[f.name] = true
+			run.Contenders = append(run.Contenders, results.Contender{Name: f.name})
+		}
+		outcome := f.outcome
+		if outcome == "" {
+			outcome = results.OutcomeOK
+		}
+		run.Summary = append(run.Summary, results.CellSummary{
+			Contender: f.name, Level: f.level, Repeats: 1, Outcomes: []string{outcome},
+			Tags: []results.TagSummary{{Tag: "data", Merged: results.Latency{Count: 10000, P99: f.p99}, RPS: results.Spread{Median: f.rps, Min: f.rps, Max: f.rps}}},
+		})
+	}
+	return run
+}
+
+func judge(figs ...fig) ([]results.Verdict, map[string]results.Claim) {
+	verdicts, claims := Scenario{}.Judge(runOf(figs...))
+	byID := map[string]results.Claim{}
+	for _, c := range claims {
+		byID[c.ID] = c
+	}
+	return verdicts, byID
+}
+
+func TestJudgeVerdicts(t *testing.T) {
+	type want struct{ contender, level, verdict, whyHas string }
+	cases := []struct {
+		name string
+		figs []fig
+		want []want
+	}{
+		{"the study's figures", []fig{
+			{"spring-webflux", "self", 2625, 69, ""}, {"spring-webflux-fn", "self", 2695, 69, ""}, {"vertx", "self", 6655, 24, ""},
+		}, []want{
+			{"vertx", "self", "fastest", "6655 requests/s, p99 24 ms"},
+			{"spring-webflux-fn", "self", "40 % of fastest", "(vertx: 6655)"},
+			{"spring-webflux", "self", "39 % of fastest", "2625 requests/s"},
+		}},
+		{"within 10 %", []fig{{"a", "self", 1000, 10, ""}, {"b", "self", 950, 10, ""}}, []want{
+			{"a", "self", "fastest", ""}, {"b", "self", "within 10 %", "(a: 1000)"},
+		}},
+		{"exactly 90 % is within", []fig{{"a", "self", 1000, 10, ""}, {"b", "self", 900, 10, ""}}, []want{
+			{"a", "self", "fastest", ""}, {"b", "self", "within 10 %", ""},
+		}},
+		{"85 %", []fig{{"b", "self", 850, 10, ""}, {"a", "self", 1000, 10, ""}}, []want{
+			{"a", "self", "fastest", ""}, {"b", "self", "85 % of fastest", ""},
+		}},
+		{"alone is fastest", []fig{{"a", "lab", 10, 10, ""}}, []want{{"a", "lab", "fastest", "10 requests/s"}}},
+		{"levels ranked apart, self first", []fig{
+			{"a", "lab", 3000, 10, ""}, {"b", "lab", 1000, 10, ""}, {"a", "self", 1000, 10, ""}, {"b", "self", 2000, 10, ""},
+		}, []want{
+			{"b", "self", "fastest", ""}, {"a", "self", "50 % of fastest", "(b: 2000)"},
+			{"a", "lab", "fastest", ""}, {"b", "lab", "33 % of fastest", "(a: 3000)"},
+		}},
+		{"a crashed level is not ranked", []fig{{"a", "self", 5000, 10, results.OutcomeCrashed}, {"b", "self", 1000, 10, ""}}, []want{
+			{"b", "self", "fastest", ""},
+		}},
+		{"other levels are ignored", []fig{{"a", "other", 5000, 10, ""}}, nil},
+		{"nobody", nil, nil},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			verdicts, _ := judge(tt.figs...)
+			if len(verdicts) != len(tt.want) {
+				t.Fatalf("%d verdicts %+v, want %d", len(verdicts), verdicts, len(tt.want))
+			}
+			for i, w := range tt.want {
+				v := verdicts[i]
+				if v.Contender != w.contender || v.Level != w.level || v.Verdict != w.verdict {
+					t.Errorf("verdict %d = %s at %s: %q; want %s at %s: %q", i, v.Contender, v.Level, v.Verdict, w.contender, w.level, w.verdict)
+				}
+				if !strings.Contains(v.Why, w.whyHas) {
+					t.Errorf("verdict %d why %q does not contain %q", i, v.Why, w.whyHas)
+				}
+				if i == 0 && strings.Contains(v.Why, "(") {
+					t.Errorf("the fastest names a faster one: %q", v.Why)
+				}
+			}
+		})
+	}
+}
+
+func TestJudgeClaimA(t *testing.T) {
+	cases := []struct {
+		name    string
+		figs    []fig
+		verdict string
+		whyHas  string
+	}{
+		{"the study's 2.5×", []fig{{"vertx", "self", 2500, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "holds", "2.50×"},
+		{"2× exactly", []fig{{"vertx", "self", 2000, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "holds", "2.00×"},
+		{"3× exactly", []fig{{"vertx", "self", 3000, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "holds", "3.00×"},
+		{"just under 2×", []fig{{"vertx", "self", 1990, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "partly", "1.99×"},
+		{"1.25× exactly", []fig{{"vertx", "self", 1250, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "partly", "1.25×"},
+		{"more than 3×", []fig{{"vertx", "self", 3500, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "partly", "3.50×"},
+		{"just under 1.25×", []fig{{"vertx", "self", 1240, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "fails", "1.24×"},
+		{"webflux faster", []fig{{"vertx", "self", 800, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "fails", "0.80×"},
+		{"judged at self, not lab", []fig{
+			{"vertx", "self", 2500, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}, {"vertx", "lab", 1000, 10, ""}, {"spring-webflux", "lab", 1000, 10, ""},
+		}, "holds", "2.50×"},
+		{"lab only", []fig{{"vertx", "lab", 2500, 10, ""}, {"spring-webflux", "lab", 1000, 10, ""}}, "untested", "self"},
+		{"vertx missing", []fig{{"spring-webflux", "self", 1000, 10, ""}}, "untested", "vertx"},
+		{"spring-webflux missing", []fig{{"vertx", "self", 2500, 10, ""}, {"spring-webflux-fn", "self", 1000, 10, ""}}, "untested", "spring-webflux"},
+		{"spring-webflux crashed", []fig{{"vertx", "self", 2500, 10, ""}, {"spring-webflux", "self", 1000, 10, results.OutcomeCrashed}}, "untested", ""},
+		{"no throughput", []fig{{"vertx", "self", 2500, 10, ""}, {"spring-webflux", "self", 0, 10, ""}}, "untested", ""},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			_, claims := judge(tt.figs...)
+			c, ok := claims["a"]
+			if !ok {
+				t.Fatalf("no claim a in %v", claims)
+			}
+			if c.Verdict != tt.verdict || !strings.Contains(c.Why, tt.whyHas) {
+				t.Fatalf("claim a: %s (%s), want %s with %q", c.Verdict, c.Why, tt.verdict, tt.whyHas)
+			}
+			if c.Text == "" || c.Why == "" {
+				t.Errorf("claim a: text %q why %q", c.Text, c.Why)
+			}
+		})
+	}
+}
+
+func TestJudgeClaimB(t *testing.T) {
+	cases := []struct {
+		name    string
+		figs    []fig
+		verdict string
+		whyHas  string
+	}{
+		{"the study's 2625 and 2695", []fig{{"spring-webflux", "self", 2625, 69, ""}, {"spring-webflux-fn", "self", 2695, 69, ""}}, "holds", "annotated 2625, functional 2695"},
+		{"equal", []fig{{"spring-webflux", "self", 1000, 10, ""}, {"spring-webflux-fn", "self", 1000, 10, ""}}, "holds", ""},
+		{"annotated 5 % slower", []fig{{"spring-webflux", "self", 950, 10, ""}, {"spring-webflux-fn", "self", 1000, 10, ""}}, "holds", ""},
+		{"annotated 5 % faster", []fig{{"spring-webflux", "self", 1050, 10, ""}, {"spring-webflux-fn", "self", 1000, 10, ""}}, "holds", ""},
+		{"annotated 20 % slower", []fig{{"spring-webflux", "self", 800, 10, ""}, {"spring-webflux-fn", "self", 1000, 10, ""}}, "fails", "annotated 800, functional 1000"},
+		{"annotated 20 % faster", []fig{{"spring-webflux", "self", 1200, 10, ""}, {"spring-webflux-fn", "self", 1000, 10, ""}}, "fails", ""},
+		{"judged at self, not lab", []fig{
+			{"spring-webflux", "self", 1000, 10, ""}, {"spring-webflux-fn", "self", 1000, 10, ""}, {"spring-webflux", "lab", 500, 10, ""}, {"spring-webflux-fn", "lab", 1000, 10, ""},
+		}, "holds", ""},
+		{"functional missing", []fig{{"spring-webflux", "self", 1000, 10, ""}, {"vertx", "self", 1000, 10, ""}}, "untested", "spring-webflux-fn"},
+		{"annotated missing", []fig{{"spring-webflux-fn", "self", 1000, 10, ""}}, "untested", ""},
+		{"lab only", []fig{{"spring-webflux", "lab", 1000, 10, ""}, {"spring-webflux-fn", "lab", 1000, 10, ""}}, "untested", ""},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			_, claims := judge(tt.figs...)
+			c, ok := claims["b"]
+			if !ok {
+				t.Fatalf("no claim b in %v", claims)
+			}
+			if c.Verdict != tt.verdict || !strings.Contains(c.Why, tt.whyHas) {
+				t.Fatalf("claim b: %s (%s), want %s with %q", c.Verdict, c.Why, tt.verdict, tt.whyHas)
+			}
+		})
+	}
+}
+
+func TestJudgeClaimShape(t *testing.T) {
+	_, claims := Scenario{}.Judge(&results.Run{})
+	var ids []string
+	for _, c := range claims {
+		ids = append(ids, c.ID)
+		if c.Verdict != "untested" || c.Text == "" || c.Why == "" {
+			t.Errorf("empty run: claim %+v", c)
+		}
+	}
+	if strings.Join(ids, ",") != "a,b" {
+		t.Errorf("claims %v, want a and b", ids)
+	}
+}

@@ -1,0 +1,434 @@
+package sleep
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+// wantLevel is one level as study 001 has it.
+type wantLevel struct {
+	name, group, tag, path string
+	conns                  int
+	delay                  time.Duration // 0: no downstream
+}
+
+func seedLevels() []wantLevel {
+	var out []wantLevel
+	for _, c := range []int{200, 400, 800, 1600, 2600} {
+		out = append(out, wantLevel{fmt.Sprintf("sleep-c%d", c), "sleep 100 ms", "sleep", "/sleep", c, 0})
+	}
+	for _, c := range []int{200, 400, 800, 1600, 2600} {
+		out = append(out, wantLevel{fmt.Sprintf("data50-c%d", c), "downstream 50 ms", "data", "/data/1", c, 50 * time.Millisecond})
+	}
+	return out
+}
+
+func TestPlan(t *testing.T) {
+	cases := []struct {
+		name     string
+		opts     scenario.Options
+		requests int64
+		timeout  time.Duration
+		duration time.Duration // 0: not overridden, the level's own bound
+	}{
+		{"seed", scenario.Options{Preset: "seed"}, 90000, 30 * time.Second, 0},
+		{"empty preset is seed", scenario.Options{}, 90000, 30 * time.Second, 0},
+		{"quick", scenario.Options{Quick: true}, 10000, 30 * time.Second, 0},
+		{"duration override", scenario.Options{Duration: 20 * time.Second}, 90000, 30 * time.Second, 20 * time.Second},
+		{"timeout override", scenario.Options{Timeout: 2 * time.Second}, 90000, 2 * time.Second, 0},
+		{"both overrides, quick", scenario.Options{Quick: true, Duration: 7 * time.Second, Timeout: 3 * time.Second}, 10000, 3 * time.Second, 7 * time.Second},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := Scenario{}.Plan(tt.opts)
+			if err != nil {
+				t.Fatalf("Plan: %v", err)
+			}
+			want := seedLevels()
+			if plan.Preset != "seed" || len(plan.Levels) != len(want) {
+				t.Fatalf("preset %q, %d levels; want seed and %d", plan.Preset, len(plan.Levels), len(want))
+			}
+			if len(plan.Notes) == 0 {
+				t.Errorf("no notes")
+			}
+			for i, w := range want {
+				lv := plan.Levels[i]
+				if lv.Name != w.name || lv.Group != w.group || lv.X != float64(w.conns) || lv.XName != "connections" {
+					t.Errorf("level %d = %q group %q X %v %q; want %q group %q X %d connections", i, lv.Name, lv.Group, lv.X, lv.XName, w.name, w.group, w.conns)
+				}
+				if lv.Open != nil || lv.Closed == nil {
+					t.Fatalf("%s: open %v closed %v, want a closed loop", lv.Name, lv.Open != nil, lv.Closed != nil)
+				}
+				if _, set := lv.Env["WORKER_THREADS"]; set {
+					t.Errorf("%s sets WORKER_THREADS; each stack keeps its own pool", lv.Name)
+				}
+				c := lv.Closed
+				if c.Tag != w.tag || c.Request.Path != w.path || c.Connections != w.conns || c.Requests != tt.requests || c.Timeout != tt.timeout {
+					t.Errorf("%s: closed %s %s c=%d n=%d timeout %s; want %s %s c=%d n=%d timeout %s",
+						lv.Name, c.Tag, c.Request.Path, c.Connections, c.Requests, c.Timeout, w.tag, w.path, w.conns, tt.requests, tt.timeout)
+				}
+				if c.Duration <= 0 || c.Duration > 5*time.Minute {
+					t.Errorf("%s: time bound %s, want in (0, 5m]", lv.Name, c.Duration)
+				}
+				if tt.duration > 0 && c.Duration != tt.duration {
+					t.Errorf("%s: time bound %s, want the override %s", lv.Name, c.Duration, tt.duration)
+				}
+				// Unless cut short on purpose, the bound leaves room for the requests at
+				// the pace of 200 threads, which is what Drain plans.
+				wait := 100 * time.Millisecond
+				if w.delay > 0 {
+					wait = w.delay
+				}
+				wantDrain := time.Duration(tt.requests/200) * wait
+				if lv.Drain != wantDrain {
+					t.Errorf("%s: drain %s, want %s", lv.Name, lv.Drain, wantDrain)
+				}
+				if tt.duration == 0 && c.Duration < lv.Drain {
+					t.Errorf("%s: time bound %s is shorter than the planned %s", lv.Name, c.Duration, lv.Drain)
+				}
+				wu := lv.Warmup
+				if wu == nil {
+					t.Fatalf("%s: no warm-up", lv.Name)
+				}
+				if wu.Tag == c.Tag || wu.Request.Path != w.path || wu.Connections != w.conns || wu.Requests <= 0 || wu.Requests > c.Requests || wu.Duration <= 0 || wu.Timeout != tt.timeout {
+					t.Errorf("%s: warm-up %s %s c=%d n=%d bound %s timeout %s", lv.Name, wu.Tag, wu.Request.Path, wu.Connections, wu.Requests, wu.Duration, wu.Timeout)
+				}
+				switch {
+				case w.delay == 0 && lv.Downstream != nil:
+					t.Errorf("%s has a downstream (%+v), want none", lv.Name, *lv.Downstream)
+				case w.delay > 0 && (lv.Downstream == nil || lv.Downstream.Delay != w.delay):
+					t.Errorf("%s: downstream %+v, want delay %s", lv.Name, lv.Downstream, w.delay)
+				}
+				if got := lv.Expected(); got != lv.Drain {
+					t.Errorf("%s: Expected %s, want the planned %s", lv.Name, got, lv.Drain)
+				}
+			}
+		})
+	}
+}
+
+// Levels do not share their loops: the lab may run them side by side.
+func TestPlanLevelsIndependent(t *testing.T) {
+	plan, err := Scenario{}.Plan(scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Levels[0].Closed.Requests = 1
+	plan.Levels[0].Warmup.Requests = 1
+	for _, lv := range plan.Levels[1:] {
+		if lv.Closed.Requests == 1 || lv.Warmup.Requests == 1 {
+			t.Fatalf("%s shares its loop with %s", lv.Name, plan.Levels[0].Name)
+		}
+	}
+	again, _ := Scenario{}.Plan(scenario.Options{})
+	if again.Levels[0].Closed.Requests != 90000 {
+		t.Fatalf("a second plan saw the first one's edit")
+	}
+}
+
+func TestPlanUnknownPreset(t *testing.T) {
+	for _, p := range []string{"nosuch", "default", "Seed"} {
+		_, err := Scenario{}.Plan(scenario.Options{Preset: p})
+		if err == nil {
+			t.Errorf("Plan accepted preset %q", p)
+			continue
+		}
+		for _, w := range []string{`"` + p + `"`, "seed"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not contain %q", err, w)
+			}
+		}
+	}
+}
+
+func TestScenarioDescription(t *testing.T) {
+	s := Scenario{}
+	if s.Name() != "sleep" || s.Title() == "" || !strings.Contains(s.Study(), "001") {
+		t.Errorf("Name %q Title %q Study %q", s.Name(), s.Title(), s.Study())
+	}
+	for _, p := range s.Presets() {
+		if _, err := s.Plan(scenario.Options{Preset: p}); err != nil {
+			t.Errorf("listed preset %q does not plan: %v", p, err)
+		}
+	}
+}
+
+// curve is one contender's mean latency (ms) per connection count, for one test:
+// "sleep" or "data50".
+type curve struct {
+	name    string
+	prefix  string
+	means   map[int]float64
+	outcome string // "" : ok
+}
+
+func summariesOf(cv curve) []results.CellSummary {
+	tagName := map[string]string{"sleep": "sleep", "data50": "data"}[cv.prefix]
+	outcome := cv.outcome
+	if outcome == "" {
+		outcome = results.OutcomeOK
+	}
+	var out []results.CellSummary
+	for _, c := range []int{200, 400, 800, 1600, 2600} { // in the plan's order
+		m, ok := cv.means[c]
+		if !ok {
+			continue
+		}
+		out = append(out, results.CellSummary{
+			Contender: cv.name, Level: fmt.Sprintf("%s-c%d", cv.prefix, c), Repeats: 1, Outcomes: []string{outcome},
+			Tags: []results.TagSummary{{Tag: tagName, Merged: results.Latency{Count: 1000, Mean: m, P50: m, P99: m * 1.5}}},
+		})
+	}
+	return out
+}
+
+// runOf is a run of the curves, contenders listed in order of first appearance.
+func runOf(curves ...curve) *results.Run {
+	run := &results.Run{}
+	seen := map[string]bool{}
+	for _, cv := range curves {
+		if !seen[cv.name] {
+			seen[cv.name] = true
+			run.Contenders = append(run.Contenders, results.Contender{Name: cv.name})
+		}
+		run.Summary = append(run.Summary, summariesOf(cv)...)
+	}
+	return run
+}
+
+func judge(curves ...curve) ([]results.Verdict, map[string]results.Claim) {
+	verdicts, claims := Scenario{}.Judge(runOf(curves...))
+	byID := map[string]results.Claim{}
+	for _, c := range claims {
+		byID[c.ID] = c
+	}
+	return verdicts, byID
+}
+
+func flatCurve(name, prefix string, ms float64) curve {
+	return curve{name: name, prefix: prefix, means: map[int]float64{200: ms, 400: ms, 800: ms, 1600: ms, 2600: ms}}
+}
+
+// queueing is a 200-thread pool: wait × c/200 above 200 connections.
+func queueing(name, prefix string, wait float64) curve {
+	m := map[int]float64{}
+	for _, c := range []int{200, 400, 800, 1600, 2600} {
+		m[c] = wait * float64(max(c, 200)) / 200
+	}
+	return curve{name: name, prefix: prefix, means: m}
+}
+
+func TestJudgeVerdicts(t *testing.T) {
+	cases := []struct {
+		name    string
+		cv      curve
+		group   string
+		verdict string
+		whyHas  []string
+	}{
+		{"flat everywhere", flatCurve("c", "sleep", 101), "sleep 100 ms", "flat to 2600", []string{"200: 101 ms", "2600: 101 ms"}},
+		{"thread pool queues", queueing("c", "sleep", 101), "sleep 100 ms", "flat to 200, then queues", []string{"200: 101 ms", "400: 202 ms", "2600: 1.31 s"}},
+		{"queues from the start", flatCurve("c", "sleep", 150), "sleep 100 ms", "queues", []string{"200: 150 ms"}},
+		{"exactly 1.2 × the wait is flat", flatCurve("c", "sleep", 120), "sleep 100 ms", "flat to 2600", nil},
+		{"just over 1.2 × the wait", flatCurve("c", "sleep", 120.5), "sleep 100 ms", "queues", nil},
+		{"flat to 800", curve{"c", "sleep", map[int]float64{200: 101, 400: 102, 800: 110, 1600: 200, 2600: 330}, ""}, "sleep 100 ms", "flat to 800, then queues", nil},
+		{"a recovery after queueing does not count", curve{"c", "sleep", map[int]float64{200: 101, 400: 300, 800: 101, 1600: 101, 2600: 101}, ""}, "sleep 100 ms", "flat to 200, then queues", nil},
+		{"only some levels run", curve{"c", "sleep", map[int]float64{200: 101, 400: 101}, ""}, "sleep 100 ms", "flat to 400", []string{"200: 101 ms, 400: 101 ms"}},
+		{"a level skipped in between", curve{"c", "sleep", map[int]float64{200: 101, 1600: 101}, ""}, "sleep 100 ms", "flat to 1600", nil},
+		{"50 ms downstream flat", flatCurve("c", "data50", 52), "downstream 50 ms", "flat to 2600", []string{"200: 52 ms"}},
+		{"50 ms wait: 60 ms is flat", flatCurve("c", "data50", 60), "downstream 50 ms", "flat to 2600", nil},
+		{"50 ms wait: 61 ms is not", flatCurve("c", "data50", 61), "downstream 50 ms", "queues", nil},
+		{"50 ms downstream queues", queueing("c", "data50", 51), "downstream 50 ms", "flat to 200, then queues", []string{"800: 204 ms"}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			verdicts, _ := judge(tt.cv)
+			if len(verdicts) != 1 {
+				t.Fatalf("%d verdicts %+v, want 1", len(verdicts), verdicts)
+			}
+			v := verdicts[0]
+			if v.Contender != "c" || v.Level != tt.group || v.Verdict != tt.verdict {
+				t.Fatalf("verdict %+v, want %s at %s", v, tt.verdict, tt.group)
+			}
+			for _, w := range tt.whyHas {
+				if !strings.Contains(v.Why, w) {
+					t.Errorf("why %q does not contain %q", v.Why, w)
+				}
+			}
+		})
+	}
+}
+
+// Levels that did not end ok say nothing about flatness.
+func TestJudgeVerdictSkipsFailedLevels(t *testing.T) {
+	run := runOf(curve{"c", "sleep", map[int]float64{200: 101, 400: 101, 800: 101}, ""})
+	run.Summary = append(run.Summary, summariesOf(curve{"c", "sleep", map[int]float64{1600: 30000, 2600: 30000}, results.OutcomeCrashed})...)
+	verdicts, _ := Scenario{}.Judge(run)
+	if len(verdicts) != 1 || verdicts[0].Verdict != "flat to 800" || strings.Contains(verdicts[0].Why, "1600") {
+		t.Fatalf("verdicts %+v, want one: flat to 800, without 1600", verdicts)
+	}
+
+	allCrashed := runOf(curve{"c", "sleep", map[int]float64{200: 101}, results.OutcomeCrashed})
+	if verdicts, _ := (Scenario{}).Judge(allCrashed); len(verdicts) != 0 {
+		t.Fatalf("verdicts %+v for a contender with nothing measured, want none", verdicts)
+	}
+}
+
+// One verdict per contender and test, contenders in the run's order, sleep before data50.
+func TestJudgeVerdictOrder(t *testing.T) {
+	run := runOf(
+		flatCurve("netty", "data50", 51), queueing("spring-mvc", "sleep", 101),
+		flatCurve("netty", "sleep", 101), queueing("spring-mvc", "data50", 51),
+		flatCurve("spring-webflux", "sleep", 102),
+	)
+	run.Contenders = append(run.Contenders, results.Contender{Name: "never-ran"})
+	verdicts, _ := Scenario{}.Judge(run)
+	var got []string
+	for _, v := range verdicts {
+		got = append(got, v.Contender+"/"+v.Level+"="+v.Verdict)
+	}
+	want := []string{
+		"netty/sleep 100 ms=flat to 2600", "netty/downstream 50 ms=flat to 2600",
+		"spring-mvc/sleep 100 ms=flat to 200, then queues", "spring-mvc/downstream 50 ms=flat to 200, then queues",
+		"spring-webflux/sleep 100 ms=flat to 2600",
+	}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("verdicts\n %s\nwant\n %s", strings.Join(got, "; "), strings.Join(want, "; "))
+	}
+}
+
+func at200(name, prefix string, ms float64) curve {
+	return curve{name: name, prefix: prefix, means: map[int]float64{200: ms}}
+}
+
+func TestJudgeClaimA(t *testing.T) {
+	cases := []struct {
+		name    string
+		curves  []curve
+		verdict string
+		whyHas  []string
+	}{
+		{"both 101 ms", []curve{at200("spring-mvc", "sleep", 101), at200("netty", "sleep", 101)}, "holds", []string{"spring-mvc 101 ms", "netty 101 ms"}},
+		{"both near, a little apart", []curve{at200("spring-mvc", "sleep", 104), at200("netty", "sleep", 112)}, "holds", nil},
+		{"falls back to spring-webflux", []curve{at200("spring-mvc", "sleep", 101), at200("spring-webflux", "sleep", 102)}, "holds", []string{"spring-webflux 102 ms"}},
+		{"netty preferred to spring-webflux", []curve{at200("spring-mvc", "sleep", 101), at200("netty", "sleep", 200), at200("spring-webflux", "sleep", 101)}, "fails", []string{"netty 200 ms"}},
+		{"near the wait but apart", []curve{at200("spring-mvc", "sleep", 101), at200("netty", "sleep", 125)}, "partly", []string{"apart"}},
+		{"both just over 115 ms", []curve{at200("spring-mvc", "sleep", 118), at200("netty", "sleep", 118)}, "partly", nil},
+		{"tomcat queues at 200", []curve{at200("spring-mvc", "sleep", 200), at200("netty", "sleep", 101)}, "fails", []string{"spring-mvc 200 ms"}},
+		{"netty slow", []curve{at200("spring-mvc", "sleep", 101), at200("netty", "sleep", 140)}, "fails", nil},
+		{"spring-mvc missing", []curve{at200("netty", "sleep", 101)}, "untested", []string{"sleep-c200"}},
+		{"netty and spring-webflux missing", []curve{at200("spring-mvc", "sleep", 101)}, "untested", nil},
+		{"spring-mvc ran other levels only", []curve{{"spring-mvc", "sleep", map[int]float64{400: 200}, ""}, at200("netty", "sleep", 101)}, "untested", nil},
+		{"only the downstream test", []curve{at200("spring-mvc", "data50", 51), at200("netty", "data50", 51)}, "untested", nil},
+		{"spring-mvc crashed", []curve{{"spring-mvc", "sleep", map[int]float64{200: 101}, results.OutcomeCrashed}, at200("netty", "sleep", 101)}, "untested", nil},
+		{"nobody", nil, "untested", nil},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			_, claims := judge(tt.curves...)
+			c, ok := claims["a"]
+			if !ok {
+				t.Fatalf("no claim a in %v", claims)
+			}
+			if c.Verdict != tt.verdict {
+				t.Fatalf("claim a: %s (%s), want %s", c.Verdict, c.Why, tt.verdict)
+			}
+			for _, w := range tt.whyHas {
+				if !strings.Contains(c.Why, w) {
+					t.Errorf("why %q does not contain %q", c.Why, w)
+				}
+			}
+			if c.Text == "" || c.Why == "" {
+				t.Errorf("claim a: text %q why %q", c.Text, c.Why)
+			}
+		})
+	}
+}
+
+// at is a curve with means at 400 and 800 connections only.
+func at(name, prefix string, c400, c800 float64) curve {
+	return curve{name: name, prefix: prefix, means: map[int]float64{400: c400, 800: c800}}
+}
+
+func TestJudgeClaimsQueue(t *testing.T) {
+	cases := []struct {
+		name    string
+		id      string
+		curves  []curve
+		verdict string
+		whyHas  []string
+	}{
+		// Claim b: the 100 ms sleep; spring-mvc predicted at 200 ms and 400 ms.
+		{"b holds", "b", []curve{at("spring-mvc", "sleep", 200, 400), at("netty", "sleep", 101, 103)}, "holds", []string{"c=400", "c=800", "predicted 200 ms", "predicted 400 ms", "netty 103 ms"}},
+		{"b holds, full curves", "b", []curve{queueing("spring-mvc", "sleep", 100), flatCurve("netty", "sleep", 101)}, "holds", nil},
+		{"b holds at the edges of ±25 % and 1.2×", "b", []curve{at("spring-mvc", "sleep", 150, 500), at("netty", "sleep", 120, 120)}, "holds", nil},
+		{"b tomcat just outside ±25 %", "b", []curve{at("spring-mvc", "sleep", 251, 400), at("netty", "sleep", 101, 103)}, "partly", nil},
+		{"b tomcat too fast, as the study's 111 ms", "b", []curve{at("spring-mvc", "sleep", 105, 111), at("netty", "sleep", 101, 103)}, "partly", []string{"spring-mvc 111 ms"}},
+		{"b netty queues too", "b", []curve{at("spring-mvc", "sleep", 200, 400), at("netty", "sleep", 200, 400)}, "partly", nil},
+		{"b netty just over 1.2×", "b", []curve{at("spring-mvc", "sleep", 200, 400), at("netty", "sleep", 101, 121)}, "partly", nil},
+		{"b neither behaves", "b", []curve{at("spring-mvc", "sleep", 105, 111), at("netty", "sleep", 300, 500)}, "fails", nil},
+		{"b only 400 measured", "b", []curve{{"spring-mvc", "sleep", map[int]float64{200: 101, 400: 200}, ""}, {"netty", "sleep", map[int]float64{200: 101, 400: 101}, ""}}, "holds", []string{"c=400"}},
+		{"b falls back to spring-webflux", "b", []curve{at("spring-mvc", "sleep", 200, 400), at("spring-webflux", "sleep", 101, 103)}, "holds", []string{"spring-webflux"}},
+		{"b netty preferred", "b", []curve{at("spring-mvc", "sleep", 200, 400), at("netty", "sleep", 300, 500), at("spring-webflux", "sleep", 101, 103)}, "partly", []string{"netty 500 ms"}},
+		{"b levels missing", "b", []curve{at200("spring-mvc", "sleep", 101), at200("netty", "sleep", 101)}, "untested", []string{"400 and 800"}},
+		{"b netty missing", "b", []curve{at("spring-mvc", "sleep", 200, 400)}, "untested", nil},
+		{"b spring-mvc missing", "b", []curve{at("netty", "sleep", 101, 103)}, "untested", nil},
+		{"b pairs only where both ran", "b", []curve{{"spring-mvc", "sleep", map[int]float64{400: 200}, ""}, {"netty", "sleep", map[int]float64{800: 103}, ""}}, "untested", nil},
+		{"b not decided by the downstream test", "b", []curve{at("spring-mvc", "data50", 100, 200), at("netty", "data50", 51, 52)}, "untested", nil},
+		// Claim c: the 50 ms downstream; spring-mvc predicted at 100 ms and 200 ms.
+		{"c holds", "c", []curve{at("spring-mvc", "data50", 100, 200), at("netty", "data50", 51, 52)}, "holds", []string{"predicted 100 ms", "predicted 200 ms"}},
+		{"c netty at 60 ms is near", "c", []curve{at("spring-mvc", "data50", 100, 200), at("netty", "data50", 60, 60)}, "holds", nil},
+		{"c netty at 61 ms is not", "c", []curve{at("spring-mvc", "data50", 100, 200), at("netty", "data50", 61, 61)}, "partly", nil},
+		{"c tomcat flat", "c", []curve{at("spring-mvc", "data50", 52, 55), at("netty", "data50", 51, 52)}, "partly", nil},
+		{"c neither", "c", []curve{at("spring-mvc", "data50", 52, 55), at("netty", "data50", 100, 200)}, "fails", nil},
+		{"c not decided by the sleep test", "c", []curve{at("spring-mvc", "sleep", 200, 400), at("netty", "sleep", 101, 103)}, "untested", nil},
+		{"c crashed levels are not measured", "c", []curve{{"spring-mvc", "data50", map[int]float64{400: 100, 800: 200}, results.OutcomeCrashed}, at("netty", "data50", 51, 52)}, "untested", nil},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			_, claims := judge(tt.curves...)
+			c, ok := claims[tt.id]
+			if !ok {
+				t.Fatalf("no claim %s in %v", tt.id, claims)
+			}
+			if c.Verdict != tt.verdict {
+				t.Fatalf("claim %s: %s (%s), want %s", tt.id, c.Verdict, c.Why, tt.verdict)
+			}
+			for _, w := range tt.whyHas {
+				if !strings.Contains(c.Why, w) {
+					t.Errorf("why %q does not contain %q", c.Why, w)
+				}
+			}
+		})
+	}
+}
+
+func TestJudgeClaimShape(t *testing.T) {
+	for _, run := range []*results.Run{{}, runOf(queueing("spring-mvc", "sleep", 100), flatCurve("netty", "sleep", 101))} {
+		_, claims := Scenario{}.Judge(run)
+		var ids []string
+		for _, c := range claims {
+			ids = append(ids, c.ID)
+			if c.Text == "" || c.Why == "" {
+				t.Errorf("claim %s: text %q why %q", c.ID, c.Text, c.Why)
+			}
+		}
+		if strings.Join(ids, ",") != "a,b,c" {
+			t.Errorf("claims %v, want a, b, c", ids)
+		}
+	}
+	_, claims := Scenario{}.Judge(&results.Run{})
+	for _, c := range claims {
+		if c.Verdict != "untested" {
+			t.Errorf("empty run: claim %s %s (%s)", c.ID, c.Verdict, c.Why)
+		}
+	}
+	if !strings.Contains(claims[1].Text, "sleep 100 ms") || !strings.Contains(claims[2].Text, "downstream 50 ms") {
+		t.Errorf("claims b and c texts %q, %q do not name their tests", claims[1].Text, claims[2].Text)
+	}
+}
