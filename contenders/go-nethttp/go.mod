@@ -1,0 +1,3 @@
+module arena/contenders/go-nethttp
+
+go 1.26

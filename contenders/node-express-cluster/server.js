@@ -1,0 +1,59 @@
+'use strict';
+
+// Node's cluster module: the primary forks one worker per available CPU (taskset counts) and
+// each worker runs the Express app on its own event loop; they share 127.0.0.1:$PORT.
+const cluster = require('node:cluster');
+const os = require('node:os');
+
+const port = Number(process.env.PORT || 8080);
+const GRACE_MS = 2000; // open requests get this long after SIGTERM, then their connections close
+
+if (cluster.isPrimary) {
+  const count = os.availableParallelism();
+  console.log(`node-express-cluster primary pid ${process.pid} (Node ${process.version}): forking ${count} worker(s)`);
+  let alive = 0;
+  let stopping = false;
+  for (let i = 0; i < count; i++) {
+    cluster.fork();
+    alive++;
+  }
+
+  // No restarts, on purpose: a dying worker is a crash the lab should see.
+  cluster.on('exit', (worker, code, signal) => {
+    alive--;
+    if (!stopping) {
+      console.error(`worker ${worker.process.pid} died (${signal ?? `exit code ${code}`}); not restarted, ${alive} left`);
+    }
+    if (alive === 0) process.exit(stopping ? 0 : 1);
+  });
+
+  process.on('SIGTERM', () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('SIGTERM: stopping the workers');
+    for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGTERM');
+    setTimeout(() => {
+      for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGKILL');
+      process.exit(0);
+    }, GRACE_MS + 4000).unref();
+  });
+} else {
+  const { createApp } = require('./app.js');
+  const server = createApp(port).listen(port, '127.0.0.1', (err) => {
+    if (err) {
+      console.error(`worker ${process.pid} cannot listen on 127.0.0.1:${port}: ${err.message}`);
+      process.exit(1);
+    }
+    console.log(`worker ${process.pid} listening on 127.0.0.1:${port}`);
+  });
+
+  // SIGTERM comes from the lab (to the whole process group) and from the primary.
+  let stopping = false;
+  process.on('SIGTERM', () => {
+    if (stopping) return;
+    stopping = true;
+    server.close(() => process.exit(0)); // stops accepting; idle keep-alive connections close now
+    setTimeout(() => server.closeAllConnections(), GRACE_MS).unref();
+    setTimeout(() => process.exit(0), GRACE_MS + 3000).unref(); // pending timers must not hold the exit
+  });
+}
