@@ -289,20 +289,23 @@ func DownstreamChecks(ctx context.Context, base string, ds *downstream.Server) [
 	} else {
 		out = append(out, Check{Name: "/data/{id} calls DOWNSTREAM_URL", OK: true})
 	}
-	// Twenty calls in a row need one connection if the client keeps it alive and pools it.
+	// Twenty calls in a row: a client that keeps connections alive reuses them. A stack that
+	// spreads calls over one pool per event loop may open one per loop, so the bar is that
+	// most calls reuse a connection, not that exactly one is open.
+	const calls, maxNew = 20, 10
 	conns := ds.Connections()
 	var failed error
-	for i := 0; i < 20 && failed == nil; i++ {
+	for i := 0; i < calls && failed == nil; i++ {
 		if c := (request{name: "keep-alive", path: "/data/1", status: 200}).run(ctx, base); !c.OK {
 			failed = errors.New(c.Detail)
 		}
 	}
 	opened := ds.Connections() - conns
-	keep := Check{Name: "downstream connections are kept alive (20 calls)", OK: failed == nil && opened <= 3}
+	keep := Check{Name: fmt.Sprintf("downstream connections are kept alive (%d calls)", calls), OK: failed == nil && opened <= maxNew}
 	if failed != nil {
 		keep.Detail = failed.Error()
 	} else if !keep.OK {
-		keep.Detail = fmt.Sprintf("%d new connections for 20 sequential calls", opened)
+		keep.Detail = fmt.Sprintf("%d new connections for %d sequential calls: most should reuse one", opened, calls)
 	}
 	return append(out, keep)
 }

@@ -1,0 +1,22 @@
+package arena.contenders.vertxbus;
+
+/**
+ * The EventBus addresses between {@link HttpVerticle} and {@link ServiceVerticle}. Requests are
+ * {@code JsonObject}s, replies are the response body (a {@code String} for the text answers, a
+ * {@code Buffer} holding the encoded JSON for /data), both with Vert.x's built-in codecs. A
+ * failed request is a {@code ReplyException} whose failure code is the HTTP status.
+ */
+final class Addresses {
+
+    /** No body; replies "INSTANT". */
+    static final String INSTANT = "arena.instant";
+    /** {@code {"ms": N}}; replies "DELAYED" after N ms. */
+    static final String DELAYED = "arena.delayed";
+    /** {@code {"ms": N}}; replies "SLEPT" after N ms. */
+    static final String SLEEP = "arena.sleep";
+    /** {@code {"id": N}}; replies the downstream's data{N}.json, decoded into Data and encoded again. */
+    static final String DATA = "arena.data";
+
+    private Addresses() {
+    }
+}
