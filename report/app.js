@@ -60,19 +60,67 @@
     return { type: 'value', name: 's', min: 0, axisLabel: { formatter: '{value}' }, splitLine: { show: false } };
   }
 
-  function lines(series, dashed) {
-    return series.map(function (s, i) {
+  // lines draws series of [x, y] points, each in its contender's colour (s.c) and dash;
+  // dashed is the default dash of those that name none.
+  function lines(series, dashed, symbols) {
+    return (series || []).map(function (s, i) {
+      var colour = PALETTE[(s.c != null ? s.c : i) % PALETTE.length];
+      var dash = s.dash || (dashed ? 'dashed' : 'solid');
       return {
-        type: 'line', name: s.name, data: s.points, showSymbol: false, connectNulls: false,
-        lineStyle: { width: dashed ? 1.5 : 2, type: dashed ? 'dashed' : 'solid', color: PALETTE[i % PALETTE.length] },
-        itemStyle: { color: PALETTE[i % PALETTE.length] }
+        type: 'line', name: s.name, data: s.points, showSymbol: !!symbols, symbolSize: 5, connectNulls: false,
+        lineStyle: { width: dash === 'solid' ? 2 : 1.5, type: dash, color: colour },
+        itemStyle: { color: colour }
       };
     });
   }
 
+  // Bars of a series sit side by side in a category: these match echarts' layout, so that
+  // the whiskers land on their bars.
+  var BAR_GAP = 0.1, CATEGORY_GAP = 0.3;
+
+  // errorBars draws whiskers from lo to hi over each bar that has them.
+  function errorBars(d) {
+    var n = d.series.length, items = [];
+    d.series.forEach(function (s, si) {
+      if (!s.lo || !s.hi) return;
+      s.values.forEach(function (v, ci) {
+        var lo = s.lo[ci], hi = s.hi[ci];
+        if (v != null && lo != null && hi != null && hi > lo) items.push([ci, lo, hi, si]);
+      });
+    });
+    if (!items.length) return null;
+    return {
+      type: 'custom', name: 'min–max', silent: true, z: 10, data: items, encode: { x: 0, y: [1, 2] },
+      tooltip: { show: false },
+      renderItem: function (params, api) {
+        var ci = api.value(0), si = api.value(3), lo = api.value(1), hi = api.value(2);
+        var band = api.size([1, 0], [ci, lo])[0];
+        var group = band * (1 - CATEGORY_GAP), w = group / (n + BAR_GAP * (n - 1));
+        var x = api.coord([ci, lo])[0] - group / 2 + si * w * (1 + BAR_GAP) + w / 2;
+        var y1 = api.coord([ci, lo])[1], y2 = api.coord([ci, hi])[1], cap = Math.min(6, w / 3);
+        var style = { stroke: '#1f2328', lineWidth: 1.2 };
+        return { type: 'group', children: [
+          { type: 'line', shape: { x1: x, y1: y1, x2: x, y2: y2 }, style: style },
+          { type: 'line', shape: { x1: x - cap, y1: y1, x2: x + cap, y2: y1 }, style: style },
+          { type: 'line', shape: { x1: x - cap, y1: y2, x2: x + cap, y2: y2 }, style: style }
+        ] };
+      }
+    };
+  }
+
+  var CURVES = {
+    latency: ['ms', 'log', fmtMs],
+    rps: ['requests/s', 'value', fmtNum],
+    cpu: ['% of one core', 'value', fmtNum],
+    rss: ['MB', 'value', fmtNum],
+    threads: ['threads', 'value', fmtNum]
+  };
+
+  function levelOf(el) { return data.levels[Number(el.dataset.level)]; }
+
   var build = {
-    percentiles: function (level, tag) {
-      var t = level.tags[tag];
+    percentiles: function (el) {
+      var level = levelOf(el), t = level.tags[el.dataset.tag];
       var o = base('ms', 'log', fmtMs);
       o.color = PERCENTILE_COLOURS;
       o.tooltip.axisPointer = { type: 'shadow' };
@@ -84,28 +132,71 @@
       });
       return o;
     },
-    p99: function (level, tag) {
+    p99: function (el) {
       var o = base('p99, ms', 'log', fmtMs);
       o.xAxis = timeAxis();
-      o.series = lines(level.tags[tag].p99, false);
+      o.series = lines(levelOf(el).tags[el.dataset.tag].p99, false);
       return o;
     },
-    cpu: function (level) {
+    cpu: function (el) {
+      var level = levelOf(el);
       var o = base('%', 'value', fmtNum);
       o.xAxis = timeAxis();
-      o.series = lines(level.lines.cpu, false).concat(lines(level.lines.client_cpu, true));
+      o.series = lines(level.lines.cpu, false).concat(lines(level.lines.client_cpu, true), lines(level.lines.downstream_cpu, false));
       return o;
     },
-    rss: function (level) {
+    rss: function (el) {
+      var level = levelOf(el);
       var o = base('MB', 'value', fmtNum);
       o.xAxis = timeAxis();
-      o.series = lines(level.lines.rss, false);
+      o.series = lines(level.lines.rss, false).concat(lines(level.lines.downstream_rss, false));
       return o;
     },
-    threads: function (level) {
+    threads: function (el) {
       var o = base('threads', 'value', fmtNum);
       o.xAxis = timeAxis();
-      o.series = lines(level.lines.threads, false);
+      o.series = lines(levelOf(el).lines.threads, false);
+      return o;
+    },
+    // One figure of a group of levels against their X, a line per contender.
+    curve: function (el) {
+      var c = data.curves[Number(el.dataset.curve)], metric = el.dataset.metric, spec = CURVES[metric];
+      var o = base(spec[0], spec[1], spec[2]);
+      o.grid.bottom = 54;
+      o.xAxis = { type: 'value', name: c.x_name, nameLocation: 'middle', nameGap: 24, min: 0, splitLine: { show: false } };
+      o.series = lines(c[metric], false, true);
+      return o;
+    },
+    // A bar per category (contender) per series, with whiskers where given.
+    bars: function (el) {
+      var d = data.bars[Number(el.dataset.bars)], ms = d.format === 'ms', format = ms ? fmtMs : fmtNum;
+      var o = base(d.unit, ms ? 'log' : 'value', format);
+      o.tooltip.axisPointer = { type: 'shadow' };
+      o.tooltip.formatter = function (params) {
+        var lines = [params.length ? params[0].name : ''];
+        params.forEach(function (p) {
+          if (p.seriesType !== 'bar') return;
+          var s = d.series[p.seriesIndex], i = p.dataIndex, text = format(p.value);
+          if (s.lo && s.hi && s.lo[i] != null && s.hi[i] > s.lo[i]) text += ' (' + format(s.lo[i]) + '–' + format(s.hi[i]) + ')';
+          lines.push(p.marker + (d.by_category ? '' : p.seriesName + ': ') + text);
+        });
+        return lines.join('<br>');
+      };
+      o.xAxis = { type: 'category', data: d.categories,
+        axisLabel: { interval: 0, rotate: d.categories.length > 3 ? 20 : 0 } };
+      o.series = d.series.map(function (s) {
+        var bar = { type: 'bar', name: s.name, data: s.values, barGap: BAR_GAP * 100 + '%', barCategoryGap: CATEGORY_GAP * 100 + '%' };
+        if (d.by_category) bar.itemStyle = { color: function (p) { return PALETTE[p.dataIndex % PALETTE.length]; } };
+        return bar;
+      });
+      if (d.by_category) {
+        o.legend = { show: false };
+        o.grid.bottom = 8;
+      } else {
+        o.legend.data = d.series.map(function (s) { return s.name; });
+      }
+      var whiskers = errorBars(d);
+      if (whiskers) o.series.push(whiskers);
       return o;
     }
   };
@@ -122,13 +213,29 @@
     return;
   }
 
+  // A chart inside a closed <details> has no size yet: it is drawn at the size its box
+  // will have (the .charts grid: columns of 520 px or more, 20 px apart, boxes with 8 px
+  // padding and a border), and fitted to its box when the details open.
+  function hiddenSize(el) {
+    if (el.clientWidth > 0 && el.clientHeight > 0) return null;
+    var p = el.parentElement;
+    while (p && p.clientWidth === 0) p = p.parentElement;
+    var w = p ? p.clientWidth : 960;
+    var cols = Math.max(1, Math.floor((w + 20) / 540));
+    return {
+      width: Math.max(240, Math.floor((w - 20 * (cols - 1)) / cols) - 18),
+      height: parseFloat(getComputedStyle(el).height) || 280
+    };
+  }
+
   var charts = [];
   elements.forEach(function (el, n) {
     var what = 'chart ' + n + ' (' + el.dataset.kind + (el.dataset.tag ? ' ' + el.dataset.tag : '') + ')';
     try {
-      var option = build[el.dataset.kind](data.levels[Number(el.dataset.level)], el.dataset.tag);
+      var option = build[el.dataset.kind](el);
       // SVG keeps the drawing in the DOM, where a dump can check it, and prints sharply.
-      var chart = echarts.init(el, null, { renderer: 'svg' });
+      var size = hiddenSize(el) || {};
+      var chart = echarts.init(el, null, { renderer: 'svg', width: size.width, height: size.height });
       chart.setOption(option); // draws synchronously: animation is off
       charts.push(chart);
       body.dataset.chartsDrawn = String(Number(body.dataset.chartsDrawn) + 1);
@@ -137,10 +244,39 @@
     }
   });
 
+  function fit(root) {
+    Array.prototype.forEach.call(root.querySelectorAll('.arena-chart'), function (el) {
+      var c = echarts.getInstanceByDom(el);
+      if (c && el.clientWidth > 0) c.resize({ width: 'auto', height: 'auto' });
+    });
+  }
   function resize() {
     charts.forEach(function (c) { c.resize(); });
   }
+  var details = Array.prototype.slice.call(document.querySelectorAll('details'));
+  details.forEach(function (d) {
+    d.addEventListener('toggle', function () { if (d.open) fit(d); });
+  });
+  // A link to a level (#level-3) opens its folded detail.
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    if (!target) return;
+    Array.prototype.forEach.call(target.querySelectorAll('details.level-detail'), function (d) { d.open = true; });
+  }
+  window.addEventListener('hashchange', openTarget);
+  openTarget();
+  // Print everything: open the folded details for the printout, and fold them back after.
+  var openedForPrint = [];
+  window.addEventListener('beforeprint', function () {
+    openedForPrint = details.filter(function (d) { return !d.open; });
+    openedForPrint.forEach(function (d) { d.open = true; });
+    fit(document);
+    resize();
+  });
+  window.addEventListener('afterprint', function () {
+    openedForPrint.forEach(function (d) { d.open = false; });
+    resize();
+  });
   window.addEventListener('resize', resize);
-  window.addEventListener('beforeprint', resize);
-  window.addEventListener('afterprint', resize);
 })();

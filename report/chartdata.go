@@ -12,12 +12,15 @@ import (
 // levelData.Contenders, so a contender keeps its colour from chart to chart.
 type chartData struct {
 	Levels []levelData `json:"levels"`
+	Curves []curveData `json:"curves"` // the groups of levels drawn against X
+	Bars   []barsData  `json:"bars"`   // bar charts: throughput, the matrix's headlines
 }
 
 type levelData struct {
 	Contenders []string           `json:"contenders"`
 	Tags       map[string]tagData `json:"tags"`
-	// Lines are the resource timelines: "cpu", "client_cpu", "rss", "threads".
+	// Lines are the resource timelines: "cpu", "client_cpu", "rss", "threads", and the lab's
+	// downstream's "downstream_cpu" and "downstream_rss" for the contenders that had one.
 	Lines map[string][]line `json:"lines"`
 }
 
@@ -28,15 +31,24 @@ type tagData struct {
 	P99         []line  `json:"p99"`
 }
 
-// line is one series of [t seconds, value] points; a null value leaves a gap.
+// line is one series of [t seconds, value] points (or [x, value] on a curve); a null
+// value leaves a gap. Colour is its contender's index; Dash is "dashed" or "dotted".
 type line struct {
 	Name   string   `json:"name"`
 	Points [][2]any `json:"points"`
+	Colour int      `json:"c"`
+	Dash   string   `json:"dash,omitempty"`
 }
 
-func buildChartData(run *results.Run, levels []levelView) chartData {
-	data := chartData{Levels: []levelData{}}
-	for _, lv := range levels {
+func buildChartData(v *pageView) chartData {
+	data := chartData{Levels: []levelData{}, Curves: []curveData{}, Bars: v.bars}
+	if data.Bars == nil {
+		data.Bars = []barsData{}
+	}
+	for _, c := range v.Curves {
+		data.Curves = append(data.Curves, buildCurveData(c, contenderOrder(v.Run)))
+	}
+	for _, lv := range v.Levels {
 		d := levelData{Contenders: lv.Contenders, Tags: map[string]tagData{}, Lines: map[string][]line{}}
 		summaries := map[string]results.CellSummary{}
 		for _, r := range lv.Rows {
@@ -44,23 +56,40 @@ func buildChartData(run *results.Run, levels []levelView) chartData {
 		}
 		for _, tv := range lv.Tags {
 			td := tagData{Percentiles: [][]any{}, P99: []line{}}
-			for _, name := range lv.Contenders {
+			for ci, name := range lv.Contenders {
 				td.Percentiles = append(td.Percentiles, percentiles(summaries[name], tv.Tag))
-				td.P99 = append(td.P99, p99Line(lv.Timelines[name], name, tv.Tag))
+				l := p99Line(lv.Timelines[name], name, tv.Tag)
+				l.Colour = ci
+				td.P99 = append(td.P99, l)
 			}
 			d.Tags[tv.Tag] = td
 		}
-		for _, name := range lv.Contenders {
+		cpu := func(s probe.Sample) float64 { return s.CPUPct }
+		rss := func(s probe.Sample) float64 { return s.RSSMB }
+		for ci, name := range lv.Contenders {
 			c := lv.Timelines[name]
 			var server, client []probe.Sample
 			if c != nil {
 				server, client = c.Server.Timeline, c.Client.Timeline
 			}
 			label := seriesName(c, name)
-			d.Lines["cpu"] = append(d.Lines["cpu"], sampleLine(label, server, func(s probe.Sample) float64 { return s.CPUPct }))
-			d.Lines["client_cpu"] = append(d.Lines["client_cpu"], sampleLine(label+" client", client, func(s probe.Sample) float64 { return s.CPUPct }))
-			d.Lines["rss"] = append(d.Lines["rss"], sampleLine(label, server, func(s probe.Sample) float64 { return s.RSSMB }))
-			d.Lines["threads"] = append(d.Lines["threads"], sampleLine(label, server, func(s probe.Sample) float64 { return float64(s.Threads) }))
+			add := func(key string, l line) {
+				l.Colour = ci
+				d.Lines[key] = append(d.Lines[key], l)
+			}
+			add("cpu", sampleLine(label, server, cpu))
+			add("client_cpu", sampleLine(label+" client", client, cpu))
+			add("rss", sampleLine(label, server, rss))
+			add("threads", sampleLine(label, server, func(s probe.Sample) float64 { return float64(s.Threads) }))
+			// The downstream of the same repeat, dotted, for the contenders that had one.
+			if c != nil && c.Downstream != nil && len(c.Downstream.Timeline) > 0 {
+				ds := sampleLine(label+" downstream", c.Downstream.Timeline, cpu)
+				ds.Dash = "dotted"
+				add("downstream_cpu", ds)
+				ds = sampleLine(label+" downstream", c.Downstream.Timeline, rss)
+				ds.Dash = "dotted"
+				add("downstream_rss", ds)
+			}
 		}
 		data.Levels = append(data.Levels, d)
 	}

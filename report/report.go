@@ -45,7 +45,7 @@ func Render(run *results.Run, chartLib []byte, w io.Writer) error {
 		return errors.New("report: no run to render")
 	}
 	v := buildPage(run)
-	data, err := json.Marshal(buildChartData(run, v.Levels))
+	data, err := json.Marshal(buildChartData(v))
 	if err != nil {
 		return fmt.Errorf("report: chart data: %w", err)
 	}
@@ -63,6 +63,12 @@ func Render(run *results.Run, chartLib []byte, w io.Writer) error {
 
 // WriteFile renders run to outPath, replacing it only once the new page is complete.
 func WriteFile(run *results.Run, chartLibPath, outPath string) error {
+	return writeAtomic(chartLibPath, outPath, func(lib []byte, w io.Writer) error { return Render(run, lib, w) })
+}
+
+// writeAtomic reads the chart library and renders with it to outPath, replacing it only
+// once the new page is complete.
+func writeAtomic(chartLibPath, outPath string, render func(lib []byte, w io.Writer) error) error {
 	lib, err := os.ReadFile(chartLibPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("report: chart library %s is missing: run `npm ci` in report/web", chartLibPath)
@@ -75,7 +81,7 @@ func WriteFile(run *results.Run, chartLibPath, outPath string) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if err := Render(run, lib, tmp); err != nil {
+	if err := render(lib, tmp); err != nil {
 		tmp.Close()
 		return err
 	}

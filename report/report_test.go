@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
+	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -401,6 +405,524 @@ func TestChromiumDrawsEveryChart(t *testing.T) {
 			if !strings.Contains(c.text.String(), name) {
 				t.Errorf("chart %d (%s %s) does not name %s", i, c.kind, c.tag, name)
 			}
+		}
+	}
+}
+
+// Fixtures of the curve and closed-loop scenarios: sleep-like (two groups of levels on X,
+// the second served by the lab's downstream) and downstream-like (two closed-loop levels).
+const (
+	tomcat = "spring-mvc"
+	netty  = "netty"
+)
+
+var sleepXs = []float64{200, 800, 2600}
+
+// sleepMean is the fixture's mean latency: the 200-thread Tomcat queues past 200
+// connections, Netty stays near the wait up to 800.
+func sleepMean(contender string, wait, c float64) float64 {
+	if contender == tomcat {
+		return wait * max(1.01, c/200)
+	}
+	return wait * (1.02 + max(0, c-800)/4000)
+}
+
+type closedPoint struct {
+	contender, level, tag string
+	mean, rps, cpu, rss   float64
+	threads               int32
+	downstream            bool
+}
+
+// closedCell is one repeat of a closed loop, with small timelines and, when the level had
+// one, the lab's downstream beside the contender.
+func closedCell(p closedPoint, repeat int, started time.Time) results.Cell {
+	k := 1 + 0.02*float64(repeat-1) // repeats land a little apart
+	c := results.Cell{
+		Contender: p.contender, Level: p.level, Repeat: repeat, Port: 8080, Started: started, Seconds: 10,
+		Outcome: results.Outcome{Status: results.OutcomeOK},
+		Server:  results.Resources{CPUs: "1", Summary: probe.Summary{CPUPctMean: p.cpu * k, RSSMBMax: p.rss, ThreadsMax: p.threads, Samples: 10}},
+		Client:  results.Resources{CPUs: "0"},
+	}
+	n := int64(p.rps * 10)
+	tg := results.Tag{TagStats: load.TagStats{Tag: p.tag, Sent: n, Completed: n, Status: map[string]int64{"2xx": n}}, RPS: p.rps * k,
+		Response: results.Latency{Count: n, Mean: p.mean, P50: p.mean, P99: p.mean * 1.5, Max: p.mean * 2}}
+	tg.Service = tg.Response
+	// The histograms too, so that a re-summary (arena matrix, arena report) finds about
+	// the same figures: 90 % at the mean, the rest up to twice it.
+	h := load.NewHistogram()
+	for _, b := range []struct{ at, share float64 }{{1, 0.9}, {1.2, 0.09}, {1.5, 0.009}, {2, 0.001}} {
+		_ = h.RecordValues(int64(p.mean*b.at*1e6), max(1, int64(float64(n)*b.share)))
+	}
+	if hist, err := results.EncodeHist(h); err == nil {
+		tg.ResponseHist, tg.ServiceHist = hist, hist
+	}
+	for i := range 10 {
+		t := float64(i + 1)
+		tg.Timeline = append(tg.Timeline, load.Window{T: t, Count: n / 10, P50: p.mean, P99: p.mean * (1.4 + 0.02*t), Max: p.mean * 2})
+		c.Server.Timeline = append(c.Server.Timeline, probe.Sample{T: t - 0.5, CPUPct: p.cpu * (1 + 0.05*math.Sin(t)), RSSMB: p.rss - 10 + t, Threads: p.threads})
+		c.Client.Timeline = append(c.Client.Timeline, probe.Sample{T: t - 0.5, CPUPct: 30 + 5*math.Cos(t), RSSMB: 40, Threads: 8})
+	}
+	c.Tags = []results.Tag{tg}
+	if p.downstream {
+		c.Downstream = &results.Resources{CPUs: "0", Summary: probe.Summary{CPUPctMean: p.rps / 400 * k, RSSMBMax: 24 + p.rps/1000}}
+		for i := range 10 {
+			t := float64(i) + 0.5
+			c.Downstream.Timeline = append(c.Downstream.Timeline, probe.Sample{T: t, CPUPct: p.rps / 400 * (1 + 0.1*math.Sin(t)), RSSMB: 24 + p.rps/1000, Threads: 6})
+		}
+	}
+	return c
+}
+
+// closedSummary combines repeats 1…n of closedCell as results.Summarise would.
+func closedSummary(p closedPoint, outcomes []string) results.CellSummary {
+	var ok int
+	for _, o := range outcomes {
+		if o == results.OutcomeOK {
+			ok++
+		}
+	}
+	hi := 1 + 0.02*float64(ok-1)
+	lat := results.Latency{Count: int64(p.rps*10) * int64(ok), Mean: p.mean, Min: p.mean * 0.9, P50: p.mean, P90: p.mean * 1.2, P99: p.mean * 1.5, P999: p.mean * 1.8, Max: p.mean * 2}
+	spread := func(v float64) results.Spread {
+		return results.Spread{Median: v * (1 + hi) / 2, Min: v, Max: v * hi, Pct: (hi - 1) * 100}
+	}
+	return results.CellSummary{
+		Contender: p.contender, Level: p.level, Repeats: ok, Outcomes: outcomes,
+		Tags:   []results.TagSummary{{Tag: p.tag, Merged: lat, Service: lat, P99: spread(lat.P99), P50: spread(lat.P50), RPS: spread(p.rps)}},
+		CPUPct: spread(p.cpu), RSSMB: results.Spread{Median: p.rss, Min: p.rss, Max: p.rss},
+		Threads: results.Spread{Median: float64(p.threads), Min: float64(p.threads), Max: float64(p.threads)},
+	}
+}
+
+// addClosed puts repeats cells of p into run, the last one crashed when crashLast, and
+// their summary.
+func addClosed(run *results.Run, p closedPoint, repeats int, crashLast bool) {
+	var outcomes []string
+	for r := 1; r <= repeats; r++ {
+		c := closedCell(p, r, run.Started.Add(time.Duration(len(run.Cells))*time.Minute))
+		if crashLast && r == repeats {
+			exit := 137
+			c.Outcome = results.Outcome{Status: results.OutcomeCrashed, Detail: "killed during the load", ExitCode: &exit}
+			c.Tags, c.Downstream = nil, nil
+		}
+		run.Cells = append(run.Cells, c)
+		outcomes = append(outcomes, c.Outcome.Status)
+	}
+	run.Summary = append(run.Summary, closedSummary(p, outcomes))
+}
+
+func fixtureEnv() results.Environment {
+	return results.Environment{Host: "lab-1", OS: "Debian GNU/Linux 12", CPUModel: "AMD EPYC 7B13", Cores: 2,
+		GoVersion: "go1.26.8", JavaVersion: "25", ServerCPUs: "1", ClientCPUs: "0", HeapMB: 512}
+}
+
+// fixtureSleep is a sleep-like run: 2 contenders × 2 groups × 3 connection counts, two
+// repeats each, netty's second repeat at sleep-c2600 crashed; the data group is served by
+// the lab's downstream.
+func fixtureSleep() *results.Run {
+	start := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+	finished := start.Add(50 * time.Minute)
+	run := &results.Run{
+		Schema: results.SchemaVersion, ID: "20261121-080000-sleep", Command: []string{"arena", "run", "sleep", "--quick"},
+		Started: start, Finished: &finished, Status: "complete",
+		Scenario: results.ScenarioInfo{Name: "sleep", Title: "I/O waits: does a thread per request keep up as connections grow?",
+			Study: "study 001", Preset: "seed", Quick: true, Repeat: 2, Duration: 300, Timeout: 30,
+			Notes: []string{"The 50 ms test calls /data/1 against the lab's downstream, which waits 50 ms and runs on the client's CPUs."}},
+		Env: fixtureEnv(),
+		Contenders: []results.Contender{
+			{Name: tomcat, Stack: "spring-boot / tomcat", Model: "thread per request", Runtime: "java", Verified: "passed"},
+			{Name: netty, Stack: "netty", Model: "event loop", Runtime: "java", Verified: "passed"},
+		},
+	}
+	groups := []struct {
+		group, prefix, tag, path string
+		wait                     float64
+		downstream               bool
+	}{
+		{"sleep 100 ms", "sleep", "sleep", "/sleep", 100, false},
+		{"downstream 50 ms", "data50", "data", "/data/1", 50, true},
+	}
+	for _, g := range groups {
+		for _, x := range sleepXs {
+			lv := results.Level{Name: fmt.Sprintf("%s-c%.0f", g.prefix, x), Group: g.group, X: x, XName: "connections",
+				Load:    fmt.Sprintf("closed loop, %.0f connections, 10000 requests (at most 5m0s), request timeout 30s", x),
+				Streams: []results.StreamPlan{{Tag: g.tag, Path: g.path, Mode: "closed", Connections: int(x), Requests: 10000}}}
+			if g.downstream {
+				lv.Downstream, lv.DownstreamDelayMs = true, g.wait
+			}
+			run.Scenario.Levels = append(run.Scenario.Levels, lv)
+			for _, name := range []string{tomcat, netty} {
+				mean := sleepMean(name, g.wait, x)
+				p := closedPoint{contender: name, level: lv.Name, tag: g.tag, mean: mean, rps: x / mean * 1000,
+					cpu: 20 + x/40, rss: 180 + x/40, threads: 30, downstream: g.downstream}
+				if name == tomcat {
+					p.cpu, p.rss, p.threads = 30+x/20, 300+x/20, 222
+				}
+				addClosed(run, p, 2, name == netty && lv.Name == "sleep-c2600")
+			}
+		}
+		run.Verdicts = append(run.Verdicts,
+			results.Verdict{Contender: tomcat, Level: g.group, Verdict: "flat to 200, then queues", Why: "mean latency by connections: …"},
+			results.Verdict{Contender: netty, Level: g.group, Verdict: "flat to 800, then queues", Why: "mean latency by connections: …"})
+	}
+	run.Claims = []results.Claim{
+		{ID: "a", Text: "At 200 connections Tomcat and Netty answer alike.", Verdict: "holds", Why: "101 ms, 102 ms"},
+		{ID: "b", Text: "Above 200 connections Tomcat queues (sleep 100 ms).", Verdict: "holds", Why: "…"},
+		{ID: "c", Text: "Above 200 connections Tomcat queues (downstream 50 ms).", Verdict: "partly", Why: "…"},
+	}
+	return run
+}
+
+// fixtureDownstream is a downstream-like run: levels self and lab, three repeats, three
+// contenders measured and a fourth that failed verify.
+func fixtureDownstream() *results.Run {
+	start := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	finished := start.Add(20 * time.Minute)
+	run := &results.Run{
+		Schema: results.SchemaVersion, ID: "20261121-090000-downstream", Command: []string{"arena", "run", "downstream"},
+		Started: start, Finished: &finished, Status: "complete",
+		Scenario: results.ScenarioInfo{Name: "downstream", Title: "Downstream calls: fetch, decode, encode: who serves the most?",
+			Study: "study 002", Preset: "seed", Repeat: 3, Duration: 120, Timeout: 10},
+		Env: fixtureEnv(),
+		Contenders: []results.Contender{
+			{Name: "vertx", Stack: "vert.x", Model: "event loop", Runtime: "java", Verified: "passed"},
+			{Name: "spring-webflux", Stack: "spring-boot / netty", Model: "event loop", Runtime: "java", Verified: "passed"},
+			{Name: "spring-webflux-fn", Stack: "spring-boot / netty", Model: "event loop", Runtime: "java", Verified: "passed"},
+			{Name: "quarkus", Stack: "quarkus", Model: "event loop", Runtime: "java", Verified: "failed: /data/1 answered 500"},
+		},
+	}
+	rps := map[string]float64{"vertx": 9000, "spring-webflux": 3800, "spring-webflux-fn": 3700}
+	rss := map[string]float64{"vertx": 140, "spring-webflux": 260, "spring-webflux-fn": 250}
+	threads := map[string]int32{"vertx": 18, "spring-webflux": 31, "spring-webflux-fn": 31}
+	for _, level := range []string{"self", "lab"} {
+		lv := results.Level{Name: level, Load: "closed loop, 100 connections, 10000 requests (at most 2m0s), request timeout 10s",
+			Streams: []results.StreamPlan{{Tag: "data", Path: "/data/1", Mode: "closed", Connections: 100, Requests: 10000}}}
+		if level == "lab" {
+			lv.Downstream = true
+		}
+		run.Scenario.Levels = append(run.Scenario.Levels, lv)
+		for _, name := range []string{"vertx", "spring-webflux", "spring-webflux-fn"} {
+			r := rps[name]
+			if level == "lab" {
+				r *= 1.6
+			}
+			addClosed(run, closedPoint{contender: name, level: level, tag: "data", mean: 100 / r * 1000, rps: r,
+				cpu: 97 - float64(len(name)), rss: rss[name], threads: threads[name], downstream: level == "lab"}, 3, false)
+		}
+		run.Verdicts = append(run.Verdicts,
+			results.Verdict{Contender: "vertx", Level: level, Verdict: "fastest", Why: "…"},
+			results.Verdict{Contender: "spring-webflux", Level: level, Verdict: "42 % of fastest", Why: "…"},
+			results.Verdict{Contender: "spring-webflux-fn", Level: level, Verdict: "41 % of fastest", Why: "…"})
+	}
+	run.Claims = []results.Claim{
+		{ID: "a", Text: "Vert.x serves about 2.5× the throughput of Spring WebFlux.", Verdict: "holds", Why: "2.37×"},
+		{ID: "b", Text: "WebFlux's annotated and functional endpoints perform about the same.", Verdict: "holds", Why: "…"},
+	}
+	return run
+}
+
+// chartCount is how many chart elements a rendered page holds.
+func chartCount(page string) int { return strings.Count(page, `class="arena-chart"`) }
+
+// sectionByID returns the page's <section … id=id>, entities decoded, or fails.
+func sectionByID(t *testing.T, page, id string) string {
+	t.Helper()
+	re := regexp.MustCompile(`(?s)<section [^>]*\bid="` + regexp.QuoteMeta(id) + `">.*?</section>`)
+	s := re.FindString(page)
+	if s == "" {
+		t.Fatalf("no section %q", id)
+	}
+	return html.UnescapeString(s)
+}
+
+func chartDataOf(t *testing.T, page string) chartData {
+	t.Helper()
+	blob := regexp.MustCompile(`(?s)<script type="application/json" id="arena-data">(.*?)</script>`).FindStringSubmatch(page)
+	if blob == nil {
+		t.Fatal("no chart data")
+	}
+	var data chartData
+	if err := json.Unmarshal([]byte(blob[1]), &data); err != nil {
+		t.Fatalf("chart data: %v", err)
+	}
+	return data
+}
+
+func TestRenderCurves(t *testing.T) {
+	page := render(t, fixtureSleep(), []byte("/* chart library */"))
+
+	for i, group := range []string{"sleep 100 ms", "downstream 50 ms"} {
+		s := sectionByID(t, page, fmt.Sprintf("curve-%d", i))
+		if !strings.Contains(s, group) {
+			t.Errorf("curve %d is not %q", i, group)
+		}
+		for _, metric := range []string{"latency", "rps", "cpu", "rss", "threads"} {
+			if !strings.Contains(s, fmt.Sprintf(`data-kind="curve" data-curve="%d" data-metric="%s"`, i, metric)) {
+				t.Errorf("curve %s lacks its %s chart", group, metric)
+			}
+		}
+		for _, want := range []string{"latency vs connections", "throughput vs connections", "CPU vs connections", "RSS vs connections", "threads vs connections", "crashed (repeat 2)"} {
+			if !strings.Contains(s, want) && !(want == "crashed (repeat 2)" && i == 1) {
+				t.Errorf("curve %s lacks %q", group, want)
+			}
+		}
+		hasColumn := strings.Contains(s, "downstream CPU %")
+		if hasColumn != (i == 1) {
+			t.Errorf("curve %s: downstream CPU column shown %v, want %v", group, hasColumn, i == 1)
+		}
+	}
+	ds := sectionByID(t, page, "curve-1")
+	for _, want := range []string{"runs on CPUs 0, the client's", "answering after 50.0 ms", ">netty</th>"} {
+		if !strings.Contains(ds, want) {
+			t.Errorf("the downstream curve lacks %q", want)
+		}
+	}
+	// The curves come before the levels, whose detail is folded.
+	if strings.Index(page, `id="curve-0"`) > strings.Index(page, `id="level-0"`) {
+		t.Error("the curves follow the per-level sections")
+	}
+	if n := strings.Count(page, `<details class="level-detail">`); n != 6 {
+		t.Errorf("%d folded levels, want 6", n)
+	}
+	lab := sectionByID(t, page, "level-3") // data50-c200
+	for _, want := range []string{"downstream CPU %", "downstream dotted", "on the client's CPUs", `data-kind="bars"`, "Throughput and response time"} {
+		if !strings.Contains(lab, want) {
+			t.Errorf("level data50-c200 lacks %q", want)
+		}
+	}
+	if strings.Contains(sectionByID(t, page, "level-0"), "downstream CPU %") {
+		t.Error("a level without a downstream shows a downstream column")
+	}
+	// 2 groups × 5 curves, and 6 levels × (percentiles, p99, requests/s, CPU, RSS, threads).
+	if n := chartCount(page); n != 46 {
+		t.Errorf("%d chart elements, want 46", n)
+	}
+
+	data := chartDataOf(t, page)
+	if len(data.Curves) != 2 || len(data.Bars) != 6 {
+		t.Fatalf("%d curves and %d bar charts, want 2 and 6", len(data.Curves), len(data.Bars))
+	}
+	sleep, data50 := data.Curves[0], data.Curves[1]
+	if len(sleep.Latency) != 4 || sleep.Latency[1].Dash != "dashed" || sleep.Latency[1].Name != tomcat+" p99" {
+		t.Errorf("latency lines: %+v, want mean and dashed p99 per contender", sleep.Latency)
+	}
+	if len(sleep.CPU) != 2 || len(data50.CPU) != 4 {
+		t.Errorf("%d and %d CPU lines, want 2 and 4 (with the downstream's)", len(sleep.CPU), len(data50.CPU))
+	}
+	if l := data50.CPU[1]; l.Name != tomcat+" downstream" || l.Dash != "dotted" || l.Colour != 0 || len(l.Points) != 3 {
+		t.Errorf("downstream CPU line: %+v", l)
+	}
+	if got := sleep.Latency[0].Points; len(got) != 3 || got[2][0] != 2600.0 {
+		t.Errorf("mean latency points: %v, want one per connection count", got)
+	}
+	if got := sleep.RPS[1].Points; len(got) != 3 { // netty's crashed repeat leaves the other
+		t.Errorf("netty's throughput points: %v", got)
+	}
+	if len(data.Levels[3].Lines["downstream_cpu"]) != 2 || len(data.Levels[0].Lines["downstream_cpu"]) != 0 {
+		t.Error("the downstream's CPU timelines are not where the downstream ran")
+	}
+}
+
+func TestRenderClosedLoop(t *testing.T) {
+	page := render(t, fixtureDownstream(), []byte("/* chart library */"))
+	tp := sectionByID(t, page, "throughput")
+	for _, want := range []string{`data-kind="bars" data-bars="2"`, "self: requests/s", "lab: requests/s", "9000", "14400"} {
+		if !strings.Contains(tp, want) {
+			t.Errorf("throughput lacks %q", want)
+		}
+	}
+	if strings.Contains(page, `class="curve"`) {
+		t.Error("levels without X are drawn as curves")
+	}
+	if strings.Contains(page, `<details class="level-detail">`) {
+		t.Error("levels without X are folded")
+	}
+	// requests/s overall, and 2 levels × (requests/s, percentiles, p99, CPU, RSS, threads).
+	if n := chartCount(page); n != 13 {
+		t.Errorf("%d chart elements, want 13", n)
+	}
+	data := chartDataOf(t, page)
+	all := data.Bars[2]
+	if len(all.Series) != 2 || all.Series[1].Name != "lab" || len(all.Categories) != 3 || all.ByCategory {
+		t.Fatalf("throughput chart: %+v", all)
+	}
+	if v, lo, hi := all.Series[0].Values[0], all.Series[0].Lo[0], all.Series[0].Hi[0]; lo != 9000.0 || !(hi.(float64) > v.(float64)) {
+		t.Errorf("vertx at self: %v (%v–%v), want whiskers around the median", v, lo, hi)
+	}
+	if !data.Bars[0].ByCategory || data.Bars[0].Series[0].Name != "requests/s" {
+		t.Errorf("level self's chart: %+v", data.Bars[0])
+	}
+	if !strings.Contains(sectionByID(t, page, "level-1"), "downstream CPU %") {
+		t.Error("level lab lacks the downstream CPU column")
+	}
+}
+
+// fixtureMatrixRuns are three scenarios' runs and an older isolation run the matrix must
+// pass over.
+func fixtureMatrixRuns() []*results.Run {
+	older := fixtureRun()
+	older.ID, older.Started = "20251119-100000-isolation", older.Started.Add(-24*time.Hour)
+	older.Verdicts = []results.Verdict{{Contender: fast, Verdict: "OLDER RUN"}}
+	return []*results.Run{fixtureSleep(), older, fixtureRun(), fixtureDownstream()}
+}
+
+func renderMatrix(t *testing.T, runs []*results.Run, lib []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := RenderMatrix(runs, lib, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestRenderMatrix(t *testing.T) {
+	page := renderMatrix(t, fixtureMatrixRuns(), []byte("/* chart library */"))
+	m := sectionByID(t, page, "matrix")
+	if strings.Contains(page, "OLDER RUN") {
+		t.Error("the matrix shows an older run of a scenario")
+	}
+	head := regexp.MustCompile(`(?s)<thead>.*?</thead>`).FindString(m)
+	if a, b, c := strings.Index(head, "downstream"), strings.Index(head, "isolation"), strings.Index(head, "sleep"); !(a >= 0 && a < b && b < c) {
+		t.Errorf("scenario columns out of order: %s", head)
+	}
+	rows := map[string][]string{}
+	for _, tr := range regexp.MustCompile(`(?s)<tr><th scope="row">(.*?)</th>(.*?)</tr>`).FindAllStringSubmatch(m, -1) {
+		rows[tr[1]] = regexp.MustCompile(`(?s)<td class="mcell[^"]*">(.*?)</td>`).FindAllString(tr[2], -1)
+	}
+	want := []string{"netty", "quarkus", "servlet-sync", "spring-mvc", "spring-webflux", "spring-webflux-fn", "vertx", "webflux"}
+	if len(rows) != len(want) {
+		t.Fatalf("rows %v, want %v", slices.Collect(maps.Keys(rows)), want)
+	}
+	cell := func(contender string, col int) string {
+		t.Helper()
+		r := rows[contender]
+		if len(r) != 3 {
+			t.Fatalf("%s has %d cells, want 3", contender, len(r))
+		}
+		return r[col]
+	}
+	checks := []struct {
+		contender string
+		col       int // downstream, isolation, sleep
+		want      []string
+	}{
+		{"vertx", 0, []string{"self", "lab", "9180 requests/s", "14688 requests/s", ">fastest<"}},
+		{"spring-webflux", 0, []string{">42 % of fastest<", "3876 requests/s"}},
+		{"quarkus", 0, []string{`class="problem"`, "verify failed: /data/1 answered 500"}},
+		{"vertx", 1, []string{"not run"}},
+		{fast, 1, []string{"/instant p99 4.37 ms", `class="badge good"`, ">isolated<"}},
+		{slow, 1, []string{"/instant p99 30.0 s", ">starved<", `class="problem">crashed: study r2`}},
+		{tomcat, 2, []string{"sleep 100 ms", "downstream 50 ms", ">flat to 200, then queues<", "mean 1300 ms at 2600 connections", "mean 650 ms at 2600 connections"}},
+		{netty, 2, []string{">flat to 800, then queues<", "mean 147 ms at 2600 connections", `class="problem">crashed: sleep-c2600 r2`}},
+		{netty, 0, []string{"not run"}},
+		{tomcat, 1, []string{"not run"}},
+	}
+	for _, c := range checks {
+		got := html.UnescapeString(cell(c.contender, c.col))
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s × column %d lacks %q: %s", c.contender, c.col, w, got)
+			}
+		}
+	}
+	if n := strings.Count(m, ">not run<"); n != 16 {
+		t.Errorf("%d cells not run, want 14", n)
+	}
+	claims := sectionByID(t, page, "claims")
+	for _, w := range []string{"Vert.x serves about 2.5×", "sync-degrades", "At 200 connections Tomcat and Netty answer alike", `class="badge mixed">partly`} {
+		if !strings.Contains(claims, w) {
+			t.Errorf("claims lack %q", w)
+		}
+	}
+	if n := chartCount(page); n != 3 {
+		t.Errorf("%d charts, want one per scenario", n)
+	}
+	data := chartDataOf(t, page)
+	if s := data.Bars[2].Series; len(s) != 2 || s[0].Name != "sleep 100 ms, 2600 connections" {
+		t.Errorf("sleep's headline chart: %+v", s)
+	}
+	if RenderMatrix(nil, nil, io.Discard) == nil {
+		t.Error("a matrix of no run renders")
+	}
+}
+
+// browserCheck writes page to a file and checks it in headless Chromium.
+func browserCheck(t *testing.T, name string, write func(libPath, out string) error) {
+	t.Helper()
+	if _, err := FindChromium(); err != nil {
+		needs(t, err.Error())
+	}
+	lib := chartLib(t)
+	dir := t.TempDir()
+	libPath := filepath.Join(dir, "echarts.min.js")
+	if err := os.WriteFile(libPath, lib, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, name+".html")
+	if err := write(libPath, out); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	dump, err := runChromium(out, "--dump-dom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := parseDOM(dump)
+	if err != nil {
+		t.Fatalf("parsing the dumped DOM: %v", err)
+	}
+	t.Logf("%s: chromium took %s, %s of %s charts drawn", name, time.Since(began).Round(time.Millisecond), page.body["data-charts-drawn"], page.body["data-charts-expected"])
+	if err := page.check(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestChromiumDrawsCurves(t *testing.T) {
+	t.Parallel()
+	browserCheck(t, "sleep", func(lib, out string) error { return WriteFile(fixtureSleep(), lib, out) })
+}
+
+func TestChromiumDrawsClosedLoops(t *testing.T) {
+	t.Parallel()
+	browserCheck(t, "downstream", func(lib, out string) error { return WriteFile(fixtureDownstream(), lib, out) })
+}
+
+func TestChromiumDrawsMatrix(t *testing.T) {
+	t.Parallel()
+	browserCheck(t, "matrix", func(lib, out string) error { return WriteMatrix(fixtureMatrixRuns(), lib, out) })
+}
+
+// TestScreenshots writes the fixtures' pages and pictures of them, and the fixtures as
+// runs/<id>/results.json, to $ARENA_SCREENSHOTS for a person to look at; it does nothing
+// without it.
+func TestScreenshots(t *testing.T) {
+	dir := os.Getenv("ARENA_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("ARENA_SCREENSHOTS is not set")
+	}
+	lib := ChartLibPath("..")
+	// The fixtures as runs, for trying `arena matrix` on.
+	for _, run := range fixtureMatrixRuns() {
+		folder := filepath.Join(dir, "runs", run.ID)
+		if err := os.MkdirAll(folder, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := results.Save(run, folder); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, write := range map[string]func(out string) error{
+		"sleep":      func(out string) error { return WriteFile(fixtureSleep(), lib, out) },
+		"downstream": func(out string) error { return WriteFile(fixtureDownstream(), lib, out) },
+		"matrix":     func(out string) error { return WriteMatrix(fixtureMatrixRuns(), lib, out) },
+	} {
+		out := filepath.Join(dir, name+".html")
+		if err := write(out); err != nil {
+			t.Fatal(err)
+		}
+		if err := Screenshot(out, filepath.Join(dir, "report-"+name+".png"), 1280, 3000); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

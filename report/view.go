@@ -24,10 +24,18 @@ type pageView struct {
 	Outcomes     []outcomeView
 	EnvRows      [][2]string
 	CPULayout    string
-	CSS          template.CSS
-	App          template.JS
-	ChartLib     template.JS
-	Data         template.JS
+	// Curves are the levels that carry an X, one per group: drawn against X before the
+	// per-level sections.
+	Curves []curveView
+	// Throughput is the closed-loop levels without an X, side by side: their headline.
+	Throughput *throughputView
+	// DownstreamCPUs is where the lab's downstream ran, when some cell measured it.
+	DownstreamCPUs string
+	bars           []barsData // chart data of the bar charts the views point into
+	CSS            template.CSS
+	App            template.JS
+	ChartLib       template.JS
+	Data           template.JS
 }
 
 type levelView struct {
@@ -38,6 +46,15 @@ type levelView struct {
 	Rows       []contenderRows
 	NoSummary  []string // contenders measured at no repeat of this level
 	Timelines  map[string]*results.Cell
+	// OnCurve: the level is a point of a curve (it has an X); its detail is collapsed.
+	OnCurve bool
+	// Closed: every stream is a closed loop, so throughput is what the server sustained.
+	Closed bool
+	// Bars is the index of its throughput chart in chartData.Bars (closed loops), or -1.
+	Bars int
+	// Downstream: some contender's cells measured the lab's downstream.
+	Downstream bool
+	Problems   map[string][]string // per contender, its cells that did not end ok
 }
 
 type tagView struct {
@@ -50,6 +67,7 @@ type contenderRows struct {
 	Summary        results.CellSummary
 	ClientBoundWhy string
 	Tags           []tagRow
+	Downstream     *downstreamFigures // the lab's downstream beside this contender, if measured
 }
 
 type tagRow struct {
@@ -81,6 +99,14 @@ func buildPage(run *results.Run) *pageView {
 	for i, lv := range levelOrder(run) {
 		v.Levels = append(v.Levels, buildLevel(run, i, lv, contenders))
 	}
+	for i := range v.Levels {
+		if lv := &v.Levels[i]; lv.Closed {
+			lv.Bars = v.addBars(levelThroughput(lv))
+		}
+	}
+	v.Curves = buildCurves(v.Levels)
+	v.Throughput = buildThroughput(v)
+	v.DownstreamCPUs = downstreamCPUs(run)
 	for _, c := range run.Cells {
 		if c.Outcome.Status != results.OutcomeOK {
 			v.Outcomes = append(v.Outcomes, outcomeView{Cell: c, Exit: exitText(c.Outcome), LogTail: strings.Join(c.Outcome.LogTail, "\n")})
@@ -123,7 +149,9 @@ func levelOrder(run *results.Run) []results.Level {
 }
 
 func buildLevel(run *results.Run, index int, lv results.Level, contenders []string) levelView {
-	v := levelView{Index: index, Level: lv, Contenders: contenders, Timelines: map[string]*results.Cell{}}
+	v := levelView{Index: index, Level: lv, Contenders: contenders, Timelines: map[string]*results.Cell{},
+		OnCurve: onCurve(lv), Closed: closedLoop(lv), Bars: -1, Problems: map[string][]string{}}
+	downstream := map[string][]*results.Resources{}
 	var tags []string
 	for _, s := range lv.Streams {
 		if !slices.Contains(tags, s.Tag) {
@@ -155,6 +183,11 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 		for _, t := range c.Tags {
 			addTag(t.Tag)
 		}
+		if c.Outcome.Status != results.OutcomeOK {
+			v.Problems[c.Contender] = append(v.Problems[c.Contender], fmt.Sprintf("%s (repeat %d)", c.Outcome.Status, c.Repeat))
+		} else if c.Downstream != nil {
+			downstream[c.Contender] = append(downstream[c.Contender], c.Downstream)
+		}
 		if c.ClientBoundWhy != "" {
 			if why[c.Contender] == nil {
 				why[c.Contender] = &clientBound{repeats: map[string][]string{}}
@@ -174,7 +207,8 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 			}
 			continue
 		}
-		row := contenderRows{Contender: name, Summary: s, ClientBoundWhy: why[name].String()}
+		row := contenderRows{Contender: name, Summary: s, ClientBoundWhy: why[name].String(), Downstream: downstreamOf(downstream[name])}
+		v.Downstream = v.Downstream || row.Downstream != nil
 		for _, tag := range tags {
 			i := slices.IndexFunc(s.Tags, func(t results.TagSummary) bool { return t.Tag == tag })
 			if i < 0 {
@@ -291,6 +325,7 @@ var funcs = template.FuncMap{
 	"spread": fmtSpread,
 	"errs":   fmtErrors,
 	"pct":    func(v float64) string { return fmt.Sprintf("%.0f %%", v) },
+	"rate":   fmtRate,
 }
 
 func fmtMs(v float64) string {
@@ -348,16 +383,24 @@ func fmtErrors(t results.TagSummary) string {
 
 // tone colours a verdict, claim or status word; words it does not know stay neutral.
 func tone(word string) string {
-	switch strings.ToLower(word) {
-	case "isolated", "holds", "complete", "passed", "ok":
+	w := strings.ToLower(word)
+	switch w {
+	case "isolated", "holds", "complete", "passed", "ok", "fastest", "within 10 %":
 		return "good"
-	case "starved", "fails", "failed", "interrupted", "crashed", "unready", "error":
+	case "starved", "fails", "failed", "interrupted", "crashed", "unready", "error", "queues":
 		return "bad"
 	case "partly", "running":
 		return "mixed"
 	}
-	if strings.HasPrefix(word, "failed") {
+	switch {
+	case strings.HasPrefix(w, "failed"):
 		return "bad"
+	case strings.HasPrefix(w, "flat to ") && strings.HasSuffix(w, "then queues"):
+		return "mixed" // the curve study's "flat to 800, then queues"
+	case strings.HasPrefix(w, "flat to "):
+		return "good"
+	case strings.HasSuffix(w, "% of fastest"):
+		return "mixed"
 	}
 	return "neutral"
 }
