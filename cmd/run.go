@@ -145,7 +145,7 @@ func printSummary(run *results.Run) {
 	for _, t := range tags {
 		head = append(head, strings.ToUpper(t)+" p50/p99")
 	}
-	head = append(head, "CPU%", "RSS MB", "THREADS", "NOTE")
+	head = append(head, "ERRORS", "CPU%", "RSS MB", "THREADS", "NOTE")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, strings.Join(head, "\t"))
 	for _, s := range run.Summary {
@@ -159,6 +159,11 @@ func printSummary(run *results.Run) {
 			}
 			row = append(row, cellText)
 		}
+		var failed int64 // transport errors and non-2xx answers over every tag: a percentile alone hides them
+		for _, t := range s.Tags {
+			failed += t.Errors + t.Non2xx
+		}
+		row = append(row, fmt.Sprint(failed))
 		var note []string
 		if s.Noisy {
 			note = append(note, "noisy")

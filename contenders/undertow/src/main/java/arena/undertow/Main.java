@@ -1,0 +1,75 @@
+package arena.undertow;
+
+import java.net.URI;
+
+import io.undertow.Handlers;
+import io.undertow.Undertow;
+import io.undertow.UndertowOptions;
+import io.undertow.server.RoutingHandler;
+import io.undertow.util.Headers;
+import io.undertow.util.Methods;
+import io.undertow.util.StatusCodes;
+
+/**
+ * Undertow's core API, no servlet layer: a RoutingHandler on one HTTP listener. Fast answers
+ * are written on the IO threads; /delayed, /sleep and /data are dispatched to the worker pool,
+ * where they block (Undertow's "IO threads + worker pool" model).
+ */
+public final class Main {
+
+    private static final int SHUTDOWN_TIMEOUT_MS = 2_000;
+
+    public static void main(String[] args) {
+        int port = Integer.parseInt(env("PORT", "8080"));
+        URI downstreamUrl = URI.create(env("DOWNSTREAM_URL", "http://127.0.0.1:" + port));
+        String workerThreads = env("WORKER_THREADS", null);
+
+        RoutingHandler routes = Handlers.routing()
+                .get("/actuator/health/liveness", Endpoints::up)
+                .get("/actuator/health/readiness", Endpoints::up)
+                .get("/instant", Endpoints::instant)
+                .get("/resources/data1.json", Endpoints.resource("/resources/data1.json"))
+                .get("/resources/data2.json", Endpoints.resource("/resources/data2.json"))
+                .get("/delayed", Endpoints.waiting(10_000, "DELAYED"))
+                .get("/sleep", Endpoints.waiting(100, "SLEPT"))
+                .get("/data/{id}", new DataEndpoint(downstreamUrl))
+                .setFallbackHandler(exchange -> Endpoints.error(exchange, StatusCodes.NOT_FOUND,
+                        "no such path: " + exchange.getRequestPath()))
+                .setInvalidMethodHandler(exchange -> {
+                    exchange.getResponseHeaders().put(Headers.ALLOW, Methods.GET_STRING);
+                    Endpoints.error(exchange, StatusCodes.METHOD_NOT_ALLOWED,
+                            exchange.getRequestMethod() + " is not allowed on " + exchange.getRequestPath());
+                });
+
+        Undertow.Builder builder = Undertow.builder()
+                .addHttpListener(port, "127.0.0.1")
+                .setHandler(new JsonErrors(routes))
+                // stop() waits this long for busy workers, then interrupts them (shutdownNow).
+                .setServerOption(UndertowOptions.SHUTDOWN_TIMEOUT, SHUTDOWN_TIMEOUT_MS);
+        if (workerThreads != null) { // unset: Undertow's default, 8 workers per IO thread
+            int n = Integer.parseInt(workerThreads);
+            if (n < 1) {
+                throw new IllegalArgumentException("WORKER_THREADS must be at least 1, got " + n);
+            }
+            builder.setWorkerThreads(n);
+        }
+        Undertow undertow = builder.build();
+        undertow.start();
+
+        // SIGTERM: close the listener, give the worker pool 2 s, then interrupt the workers
+        // still sleeping in /delayed or waiting on the downstream; the JVM exits after ~2 s.
+        Runtime.getRuntime().addShutdownHook(new Thread(undertow::stop, "shutdown"));
+
+        var worker = undertow.getWorker().getMXBean();
+        System.out.printf("undertow listening on 127.0.0.1:%d (%d IO threads, %d worker threads), downstream %s%n",
+                port, worker.getIoThreadCount(), worker.getMaxWorkerPoolSize(), downstreamUrl);
+    }
+
+    private static String env(String name, String dflt) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? dflt : value.trim();
+    }
+
+    private Main() {
+    }
+}
