@@ -1,0 +1,73 @@
+package arena.contenders.helidon;
+
+import java.time.Duration;
+
+import io.helidon.http.HttpException;
+import io.helidon.logging.common.LogConfig;
+import io.helidon.webclient.api.WebClient;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.staticcontent.ClasspathHandlerConfig;
+import io.helidon.webserver.staticcontent.StaticContentFeature;
+
+/**
+ * Helidon 4 SE WebServer ("Níma"): every request runs on a new virtual thread, so handlers block
+ * as plain code does. Started on 127.0.0.1:$PORT; Helidon's own JVM shutdown hook stops it on
+ * SIGTERM.
+ */
+public final class HelidonContender {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+
+    private HelidonContender() {
+    }
+
+    public static void main(String[] args) {
+        // java.util.logging from logging.properties, as a Helidon SE main starts.
+        LogConfig.configureRuntime();
+
+        int port = Integer.parseInt(System.getenv().getOrDefault("PORT", "8080"));
+        String downstreamUrl = System.getenv().getOrDefault("DOWNSTREAM_URL", "http://127.0.0.1:" + port)
+                .replaceAll("/+$", "");
+
+        // One shared blocking WebClient: HTTP/1.1 keep-alive connections in its (default, shared)
+        // connection cache, 2-s connect and read timeouts.
+        WebClient downstream = WebClient.builder()
+                .baseUri(downstreamUrl)
+                .connectTimeout(TIMEOUT)
+                .readTimeout(TIMEOUT)
+                .keepAlive(true)
+                .followRedirects(false)
+                .build();
+        Handlers handlers = new Handlers(downstream);
+
+        WebServer server = WebServer.builder()
+                .host("127.0.0.1")
+                .port(port)
+                .directHandlers(JsonErrors.direct())
+                .routing(routing -> routing(routing, handlers))
+                .build()
+                .start();
+        System.out.println("helidon listening on http://127.0.0.1:" + server.port()
+                + " (Helidon SE 4.3.1, virtual threads)");
+    }
+
+    private static void routing(HttpRouting.Builder routing, Handlers handlers) {
+        routing
+                .get("/actuator/health/liveness", (req, res) -> Json.up(res))
+                .get("/actuator/health/readiness", (req, res) -> Json.up(res))
+                .get("/instant", handlers::instant)
+                .get("/delayed", handlers::delayed)
+                .get("/sleep", handlers::sleep)
+                .get("/data/{id}", handlers::data)
+                // The study's two documents: Helidon's static content, from the classpath
+                // (public/resources/), both kept in memory.
+                .register("/resources", StaticContentFeature.createService(ClasspathHandlerConfig.builder()
+                        .location("public/resources")
+                        .addCachedFile("data1.json")
+                        .addCachedFile("data2.json")
+                        .build()))
+                .error(HttpException.class, JsonErrors::httpException)
+                .error(Exception.class, JsonErrors::unexpected);
+    }
+}

@@ -1,0 +1,46 @@
+package arena.contenders.playakka;
+
+import java.util.List;
+
+import play.ApplicationLoader;
+import play.BuiltInComponentsFromContext;
+import play.http.HttpErrorHandler;
+import play.libs.ws.ahc.AhcWSComponents;
+import play.mvc.EssentialFilter;
+import play.routing.Router;
+import play.routing.RoutingDsl;
+
+/**
+ * Play's compile-time components (what Server.forRouter builds internally), plus the two things
+ * forRouter cannot take: the JSON error handler and Play WS. Like forRouter, no HTTP filters.
+ */
+final class ArenaComponents extends BuiltInComponentsFromContext implements AhcWSComponents {
+
+    private final HttpErrorHandler errorHandler = new JsonErrorHandler();
+    private final Router router;
+
+    ArenaComponents(ApplicationLoader.Context context, String downstream) {
+        super(context);
+        // Built once, here: Play asks router() for every request. The routes share one Play WS
+        // client (AsyncHttpClient: pooled keep-alive connections, timeouts from play.ws.* in
+        // application.conf); AhcWSComponents.wsClient() builds a new client on every call, and
+        // Play's lifecycle closes it on shutdown.
+        this.router = new Routes(actorSystem(), wsClient(), downstream)
+                .build(RoutingDsl.fromComponents(this));
+    }
+
+    @Override
+    public Router router() {
+        return router;
+    }
+
+    @Override
+    public HttpErrorHandler httpErrorHandler() {
+        return errorHandler;
+    }
+
+    @Override
+    public List<EssentialFilter> httpFilters() {
+        return List.of();
+    }
+}
