@@ -34,6 +34,9 @@ var Models = []string{
 // Runtimes say which toolchain and memory settings the lab passes.
 var Runtimes = []string{"java", "node", "go"}
 
+// Features are the parts of the contract beyond HTTP that a contender may implement.
+var Features = []string{"chat", "stream"}
+
 // Knobs are the contract's variables a contender may honour.
 var Knobs = []string{"WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE"}
 
@@ -49,10 +52,14 @@ type Manifest struct {
 	Artifact    string   `toml:"artifact"` // optional: a build output whose absence forces a rebuild
 	Start       string   `toml:"start"`
 	Knobs       []string `toml:"knobs"`
+	Features    []string `toml:"features"` // "chat" (/chat), "stream" (/stream): verified and run only when listed
 	Notes       string   `toml:"notes"`
 
 	Dir string `toml:"-"` // absolute path of the contender's folder
 }
+
+// Has reports whether the contender implements a feature of the contract beyond HTTP.
+func (m *Manifest) Has(feature string) bool { return slices.Contains(m.Features, feature) }
 
 // Honours reports whether the contender takes the contract variable knob.
 func (m *Manifest) Honours(knob string) bool { return slices.Contains(m.Knobs, knob) }
@@ -66,7 +73,7 @@ func Load(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if undec := md.Undecoded(); len(undec) > 0 {
-		return nil, fmt.Errorf("%s: unknown field %q (known: name, description, stack, model, runtime, build, sources, artifact, start, knobs, notes)", path, undec[0].String())
+		return nil, fmt.Errorf("%s: unknown field %q (known: name, description, stack, model, runtime, build, sources, artifact, start, knobs, features, notes)", path, undec[0].String())
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -102,6 +109,11 @@ func (m *Manifest) check(folder string) error {
 	for _, k := range m.Knobs {
 		if !slices.Contains(Knobs, k) {
 			errs = append(errs, fmt.Errorf("knob %q is not one of %s", k, strings.Join(Knobs, ", ")))
+		}
+	}
+	for _, f := range m.Features {
+		if !slices.Contains(Features, f) {
+			errs = append(errs, fmt.Errorf("feature %q is not one of %s", f, strings.Join(Features, ", ")))
 		}
 	}
 	return errors.Join(errs...)

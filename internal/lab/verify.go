@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/arena-lab/arena/internal/contender"
@@ -32,7 +33,13 @@ func (l *Lab) Verify(ctx context.Context, m *contender.Manifest, logDir string) 
 		vars   map[string]string
 		checks func(base string) []verify.Check
 	}{
-		{"self", nil, func(base string) []verify.Check { return verify.SelfChecks(ctx, base) }},
+		{"self", nil, func(base string) []verify.Check {
+			checks := verify.SelfChecks(ctx, base)
+			if m.Has("chat") {
+				checks = append(checks, verify.ChatChecks(ctx, strings.TrimPrefix(base, "http://"), base)...)
+			}
+			return checks
+		}},
 		{"downstream", map[string]string{"DOWNSTREAM_URL": ds.URL()}, func(base string) []verify.Check {
 			return verify.DownstreamChecks(ctx, base, ds)
 		}},

@@ -1,0 +1,269 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/arena-lab/arena/internal/chat"
+)
+
+// chatWait bounds every expected frame; a silence check waits quietFor.
+const (
+	chatWait = 5 * time.Second
+	quietFor = 500 * time.Millisecond
+)
+
+// expect reads c until a frame matches, skipping others (other senders' traffic).
+func expect(c *chat.Conn, match func(chat.Frame) bool) (chat.Frame, error) {
+	deadline := time.Now().Add(chatWait)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return chat.Frame{}, chat.ErrTimeout
+		}
+		f, err := c.Read(left)
+		if err != nil {
+			return f, err
+		}
+		if match(f) {
+			return f, nil
+		}
+	}
+}
+
+func from(name, message string) func(chat.Frame) bool {
+	return func(f chat.Frame) bool { return !f.IsSystem() && f.Name == name && f.Message == message }
+}
+
+func system(f chat.Frame) bool { return f.IsSystem() }
+
+// member is a joined chat user.
+type member struct {
+	name, room string
+	c          *chat.Conn
+}
+
+// joinRoom opens /chat, joins, and proves the join by receiving its own first message.
+func joinRoom(ctx context.Context, addr, name, room string) (*member, error) {
+	c, err := chat.Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	m := &member{name: name, room: room, c: c}
+	if err := c.Join(name, room); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := m.say("hello from " + name); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if _, err := expect(c, from(name, "hello from "+name)); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s joined %s but did not get its own message back: %v", name, room, err)
+	}
+	return m, nil
+}
+
+func (m *member) say(msg string) error { return m.c.Send(m.name, m.room, msg) }
+
+// ChatChecks runs the /chat rules of the contract against the server at addr (host:port),
+// checking after each bad frame that the server still answers readiness at base.
+func ChatChecks(ctx context.Context, addr, base string) []Check {
+	var out []Check
+	add := func(name string, err error, started time.Time) bool {
+		c := Check{Name: "chat: " + name, OK: err == nil, Took: time.Since(started)}
+		if err != nil {
+			c.Detail = err.Error()
+		}
+		out = append(out, c)
+		return err == nil
+	}
+	ready := func(after string) { out = append(out, stillReady(ctx, base, "chat: "+after)) }
+
+	start := time.Now()
+	alice, err := joinRoom(ctx, addr, "alice", "r1")
+	if !add("join, and the sender gets its own message", err, start) {
+		return out
+	}
+	defer alice.c.Close()
+	start = time.Now()
+	bob, err := joinRoom(ctx, addr, "bob", "r1")
+	if err == nil {
+		defer bob.c.Close()
+		_, err = expect(alice.c, from("bob", "hello from bob"))
+	}
+	if !add("a second member's message reaches the first", err, start) {
+		return out
+	}
+	start = time.Now()
+	carol, err := joinRoom(ctx, addr, "carol", "r2")
+	if !add("join another room", err, start) {
+		return out
+	}
+	defer carol.c.Close()
+
+	// Order per sender, each exactly once, to every member, the sender included.
+	start = time.Now()
+	const n = 100
+	for i := 0; i < n && err == nil; i++ {
+		err = alice.say(fmt.Sprintf("seq-%d", i))
+	}
+	if err == nil {
+		err = receivedInOrder(bob.c, "alice", n)
+	}
+	if err == nil {
+		err = receivedInOrder(alice.c, "alice", n)
+	}
+	add(fmt.Sprintf("%d messages arrive in order, once each, to every member", n), err, start)
+
+	start = time.Now()
+	err = alice.c.WriteText([]byte("this is not JSON"))
+	if err == nil {
+		_, err = expect(alice.c, system)
+	}
+	if err == nil {
+		err = stillTalking(alice, bob, "after not-json")
+	}
+	add("a frame that is not JSON gets a system frame, the sender stays", err, start)
+	ready("a frame that is not JSON")
+
+	start = time.Now()
+	err = alice.c.WriteJSON(map[string]string{"name": "alice", "chat": "r1"})
+	if err == nil {
+		_, err = expect(alice.c, system)
+	}
+	if err == nil {
+		err = stillTalking(alice, bob, "after missing-field")
+	}
+	add("a frame without its message gets a system frame, the sender stays", err, start)
+	ready("a frame without its message")
+
+	start = time.Now()
+	err = func() error {
+		c, err := chat.Dial(ctx, addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := c.Send("dave", "r1", "before joining"); err != nil {
+			return err
+		}
+		if _, err := expect(c, system); err != nil {
+			return fmt.Errorf("no system frame for a message before the join: %v", err)
+		}
+		dave := &member{name: "dave", room: "r1", c: c}
+		if err := c.Join("dave", "r1"); err != nil {
+			return err
+		}
+		return stillTalking(dave, bob, "dave joins late")
+	}()
+	add("a message before the join gets a system frame, and the join still works", err, start)
+	ready("a message before the join")
+
+	start = time.Now()
+	err = func() error {
+		c, err := chat.Dial(ctx, addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := c.Join("alice", "r2"); err != nil {
+			return err
+		}
+		if _, err := expect(c, system); err != nil {
+			return fmt.Errorf("no system frame for a taken name: %v", err)
+		}
+		if _, err := expect(c, func(chat.Frame) bool { return false }); chat.CloseCode(err) != 1008 {
+			return fmt.Errorf("want close 1008 after the system frame, got %v", err)
+		}
+		return nil
+	}()
+	add("a taken name gets a system frame and close 1008", err, start)
+	ready("a taken name")
+
+	start = time.Now()
+	err = func() error {
+		frank, err := joinRoom(ctx, addr, "frank", "r1")
+		if err != nil {
+			return err
+		}
+		defer frank.c.Close()
+		big := strings.Repeat("x", 70*1024)
+		if err := frank.say(big); err != nil {
+			return err
+		}
+		_, err = expect(frank.c, func(chat.Frame) bool { return false })
+		if chat.CloseCode(err) != 1009 {
+			return fmt.Errorf("want close 1009 for a 70 KiB frame, got %v", err)
+		}
+		return stillTalking(alice, bob, "after an oversize frame")
+	}()
+	add("a frame over 64 KiB is closed with 1009, the others are unaffected", err, start)
+	ready("an oversize frame")
+
+	start = time.Now()
+	err = func() error {
+		alice.c.Close()
+		time.Sleep(300 * time.Millisecond)
+		again, err := joinRoom(ctx, addr, "alice", "r1")
+		if err != nil {
+			return fmt.Errorf("the name was not freed on close: %v", err)
+		}
+		defer again.c.Close()
+		return stillTalking(again, bob, "the new alice")
+	}()
+	add("a name is free again once its connection closes", err, start)
+
+	// Nothing of room r1 may have reached carol in r2.
+	start = time.Now()
+	f, err := carol.c.Read(quietFor)
+	switch {
+	case errors.Is(err, chat.ErrTimeout):
+		err = nil
+	case err == nil:
+		err = fmt.Errorf("a member of r2 received %s's %q from %s", f.Name, clipText(f.Message), f.Chat)
+	}
+	add("messages stay in their room", err, start)
+	ready("the chat checks")
+	return out
+}
+
+// receivedInOrder reads c until it has n messages "seq-0".."seq-(n-1)" from sender,
+// failing on a gap, a duplicate or a reordering.
+func receivedInOrder(c *chat.Conn, sender string, n int) error {
+	next := 0
+	for next < n {
+		f, err := expect(c, func(f chat.Frame) bool { return f.Name == sender && strings.HasPrefix(f.Message, "seq-") })
+		if err != nil {
+			return fmt.Errorf("after seq-%d of %d: %v", next-1, n, err)
+		}
+		if want := fmt.Sprintf("seq-%d", next); f.Message != want {
+			return fmt.Errorf("got %s where %s was due (missing, duplicated or out of order)", f.Message, want)
+		}
+		next++
+	}
+	return nil
+}
+
+// stillTalking proves that a sends and b hears it.
+func stillTalking(a, b *member, what string) error {
+	msg := "still here: " + what
+	if err := a.say(msg); err != nil {
+		return fmt.Errorf("%s can no longer send: %v", a.name, err)
+	}
+	if _, err := expect(b.c, from(a.name, msg)); err != nil {
+		return fmt.Errorf("%s did not hear %s (%s): %v", b.name, a.name, what, err)
+	}
+	return nil
+}
+
+func clipText(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
