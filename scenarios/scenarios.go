@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/arena-lab/arena/internal/scenario"
+	"github.com/arena-lab/arena/scenarios/chat"
 	"github.com/arena-lab/arena/scenarios/downstream"
 	"github.com/arena-lab/arena/scenarios/isolation"
 	"github.com/arena-lab/arena/scenarios/sleep"
@@ -13,7 +14,7 @@ import (
 
 // All is every scenario, the default first.
 func All() []scenario.Scenario {
-	return []scenario.Scenario{isolation.Scenario{}, sleep.Scenario{}, downstream.Scenario{}}
+	return []scenario.Scenario{isolation.Scenario{}, sleep.Scenario{}, downstream.Scenario{}, chat.Scenario{}}
 }
 
 // Find returns the scenario called name.

@@ -143,14 +143,23 @@ func TestPlans(t *testing.T) {
 					}
 					names[lv.Name] = true
 					all = append(all, lv.Name)
-					if (lv.Open == nil) == (lv.Closed == nil) {
-						t.Errorf("%s: open %v closed %v, want exactly one", where, lv.Open != nil, lv.Closed != nil)
+					kinds := 0
+					for _, set := range []bool{lv.Open != nil, lv.Closed != nil, lv.Driver != nil} {
+						if set {
+							kinds++
+						}
+					}
+					if kinds != 1 {
+						t.Errorf("%s: open %v closed %v driver %v, want exactly one", where, lv.Open != nil, lv.Closed != nil, lv.Driver != nil)
 						continue
 					}
-					if lv.Open != nil {
+					switch {
+					case lv.Open != nil:
 						checkOpen(t, where, lv.Open)
-					} else {
+					case lv.Closed != nil:
 						checkClosed(t, where, lv.Closed)
+					case lv.Driver.Feature() == "" || lv.Driver.Expected() <= 0:
+						t.Errorf("%s: driver feature %q, expected %s", where, lv.Driver.Feature(), lv.Driver.Expected())
 					}
 					if lv.Warmup != nil {
 						checkClosed(t, where+" warm-up", lv.Warmup)

@@ -18,6 +18,7 @@ const MaxFrame = 64 * 1024
 // a writer goroutine fed by a buffered queue, so one slow member never blocks a room.
 type Server struct {
 	mu    sync.Mutex
+	conns map[*member]bool // every open connection, joined or not
 	names map[string]*member
 	rooms map[string]map[*member]bool
 	srv   *http.Server
@@ -42,7 +43,7 @@ func StartServer(addr string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{names: map[string]*member{}, rooms: map[string]map[*member]bool{}, ln: ln}
+	s := &Server{conns: map[*member]bool{}, names: map[string]*member{}, rooms: map[string]map[*member]bool{}, ln: ln}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/chat", s.serve)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -53,8 +54,17 @@ func StartServer(addr string) (*Server, error) {
 // Addr is host:port.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops the server.
-func (s *Server) Close() error { return s.srv.Close() }
+// Close stops the server and drops every connection (http.Server.Close leaves the hijacked
+// WebSocket connections open).
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for m := range s.conns {
+		m.ws.Close()
+	}
+	return err
+}
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	ws, err := upgrader.Upgrade(w, r, nil)
@@ -63,6 +73,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(MaxFrame)
 	m := &member{ws: ws, out: make(chan []byte, 4096), done: make(chan struct{})}
+	s.mu.Lock()
+	s.conns[m] = true
+	s.mu.Unlock()
 	go m.write()
 	defer func() {
 		s.leave(m)
@@ -126,6 +139,7 @@ func (s *Server) join(m *member, name, room string) bool {
 func (s *Server) leave(m *member) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.conns, m)
 	if m.name != "" && s.names[m.name] == m {
 		delete(s.names, m.name)
 		delete(s.rooms[m.room], m)

@@ -120,9 +120,21 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 		}
 	}
 	l.Progress.Begin(len(cells), cells[0].level.Expected()+15*time.Second)
+	broken := map[string]bool{} // contender and group whose ladder broke
 	for i, c := range cells {
 		l.Progress.CellStart(i, c.String())
-		cell := l.runCell(ctx, c, dir, o.Port)
+		var cell results.Cell
+		switch {
+		case c.level.Driver != nil && !c.m.Has(c.level.Driver.Feature()):
+			cell = c.notRun(results.OutcomeUnsupported, fmt.Sprintf("%s does not implement %q (see its README): not measured", c.m.Name, c.level.Driver.Feature()))
+		case broken[c.m.Name+"\x00"+c.level.Group]:
+			cell = c.notRun(results.OutcomeSkipped, "a lower level of "+c.level.Group+" already broke")
+		default:
+			cell = l.runCell(ctx, c, dir, o.Port)
+			if plan.Broken != nil && c.level.Group != "" && plan.Broken(cell) {
+				broken[c.m.Name+"\x00"+c.level.Group] = true
+			}
+		}
 		run.Cells = append(run.Cells, cell)
 		l.Progress.CellDone(i, cell)
 		if err := results.Save(run, dir); err != nil {
@@ -215,6 +227,12 @@ func (c cellPlan) String() string {
 	return fmt.Sprintf("%s · %s · repeat %d", c.m.Name, c.level.Name, c.repeat)
 }
 
+// notRun records a cell that was not measured, and why.
+func (c cellPlan) notRun(status, why string) results.Cell {
+	return results.Cell{Contender: c.m.Name, Level: c.level.Name, Repeat: c.repeat, Started: time.Now(),
+		Outcome: results.Outcome{Status: status, Detail: why}}
+}
+
 func (c cellPlan) file(dir, sub, ext string) string {
 	return filepath.Join(dir, sub, fmt.Sprintf("%s-%s-r%d.%s", c.m.Name, c.level.Name, c.repeat, ext))
 }
@@ -291,12 +309,17 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	}
 	stopTicker := l.Progress.Tick(start, c.level.Expected())
 	var scheduled time.Duration
+	var driveErr error
 	switch {
 	case c.level.Open != nil:
 		c.level.Open.Run(loadCtx, doer, rec, windowInterval)
 		scheduled = c.level.Open.Duration
 	case c.level.Closed != nil:
 		c.level.Closed.Run(loadCtx, doer, rec, windowInterval)
+	case c.level.Driver != nil:
+		stopRotate := load.RotateEvery(rec, windowInterval)
+		driveErr = c.level.Driver.Run(loadCtx, in.Addr(), rec)
+		stopRotate()
 	}
 	elapsed := time.Since(start)
 	cancelLoad()
@@ -331,6 +354,8 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 		cell.Outcome = exitOutcome(in, results.OutcomeCrashed, fmt.Sprintf("%s %s during the load, %.1f s in", c.m.Name, in.Describe(), elapsed.Seconds()))
 	case ctx.Err() != nil:
 		cell.Outcome = results.Outcome{Status: results.OutcomeInterrupted, Detail: "stopped by the user; figures cover the part that ran"}
+	case driveErr != nil:
+		cell.Outcome = results.Outcome{Status: results.OutcomeError, Detail: driveErr.Error(), LogTail: in.Tail()}
 	case killed:
 		cell.Outcome.Detail = fmt.Sprintf("did not exit within %s of SIGTERM: killed", contender.StopGrace)
 	default:

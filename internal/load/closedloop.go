@@ -29,7 +29,7 @@ func (c ClosedLoop) Run(ctx context.Context, doer Doer, rec *Recorder, interval 
 	}
 	deadline := rec.Start().Add(c.Duration)
 	var issued atomic.Int64
-	stopRotate := rotateEvery(rec, interval)
+	stopRotate := RotateEvery(rec, interval)
 	defer stopRotate()
 	var wg sync.WaitGroup
 	for i := 0; i < c.Connections; i++ {

@@ -37,7 +37,7 @@ func (o OpenLoop) Run(ctx context.Context, doer Doer, rec *Recorder, interval ti
 	for _, s := range o.Streams {
 		rec.Schedule(s.Tag, HitsWithin(s.Pacer, o.Duration))
 	}
-	stopRotate := rotateEvery(rec, interval)
+	stopRotate := RotateEvery(rec, interval)
 	defer stopRotate()
 
 	var inflight sync.WaitGroup
@@ -111,8 +111,8 @@ func schedule(ctx context.Context, p Pacer, start time.Time, d time.Duration, se
 	}
 }
 
-// rotateEvery closes the recorder's windows every interval until stopped, then once more.
-func rotateEvery(rec *Recorder, interval time.Duration) (stop func()) {
+// RotateEvery closes the recorder's windows every interval until stopped, then once more.
+func RotateEvery(rec *Recorder, interval time.Duration) (stop func()) {
 	if interval <= 0 {
 		interval = time.Second
 	}

@@ -160,6 +160,29 @@ func statusClass(code int) string {
 	return string(rune('0'+code/100)) + "xx"
 }
 
+// RecordDelivery adds one delivered message (a chat frame): latency from when it was sent
+// to when it arrived; no HTTP status.
+func (r *Recorder) RecordDelivery(tag string, sent, received time.Time) {
+	t := r.tag(tag)
+	lat := int64(received.Sub(sent))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stats.Sent++
+	t.stats.Completed++
+	record(t.response, lat)
+	record(t.service, lat)
+	record(t.window, lat)
+}
+
+// Update changes a tag's counters under its lock, for loads whose outcomes are not HTTP
+// answers (e.g. chat deliveries missing or out of order).
+func (r *Recorder) Update(tag string, f func(*TagStats)) {
+	t := r.tag(tag)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f(&t.stats)
+}
+
 // Rotate closes every tag's current window at now: it joins the timeline and goes to the sink.
 func (r *Recorder) Rotate(now time.Time) error {
 	r.rotateMu.Lock()

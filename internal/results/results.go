@@ -126,7 +126,7 @@ type Cell struct {
 
 // Outcome is how a cell ended.
 type Outcome struct {
-	Status   string   `json:"status"` // ok | crashed | unready | interrupted | error
+	Status   string   `json:"status"` // ok | crashed | unready | interrupted | error | unsupported | skipped
 	Detail   string   `json:"detail,omitempty"`
 	ExitCode *int     `json:"exit_code,omitempty"`
 	Signal   string   `json:"signal,omitempty"`
@@ -140,6 +140,8 @@ const (
 	OutcomeUnready     = "unready"     // it never became ready
 	OutcomeInterrupted = "interrupted" // the user stopped the run
 	OutcomeError       = "error"       // the lab could not run the cell
+	OutcomeUnsupported = "unsupported" // the contender lacks the feature the load needs (see its README)
+	OutcomeSkipped     = "skipped"     // a lower level of the same ladder already broke
 )
 
 // Latency summarises a histogram, in milliseconds.

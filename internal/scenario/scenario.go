@@ -4,6 +4,7 @@
 package scenario
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,14 +34,26 @@ type Level struct {
 	// Downstream, if set, is the lab's downstream server for this level, started as its own
 	// process on the client's CPUs and given to the contender as DOWNSTREAM_URL.
 	Downstream *Downstream
-	// Exactly one of Open and Closed is set.
+	// Exactly one of Open, Closed and Driver is set.
 	Open   *load.OpenLoop
 	Closed *load.ClosedLoop
+	Driver Driver
 	// Warmup, if set, runs before the measured load and is discarded.
 	Warmup *load.ClosedLoop
 	// Drain is for the ETA: in an open loop, how long the last requests take after the last
 	// send; in a closed loop, how long its requests are expected to take (0: its time bound).
 	Drain time.Duration
+}
+
+// A Driver is a load that is not plain HTTP requests, such as chat users on WebSockets.
+type Driver interface {
+	// Run drives the contender at addr (host:port) into rec; an error means it could not start.
+	Run(ctx context.Context, addr string, rec *load.Recorder) error
+	// Feature is the part of the contract a contender needs for this load (e.g. "chat").
+	Feature() string
+	Describe() string
+	Stream() results.StreamPlan // its one tagged stream, for the results
+	Expected() time.Duration    // for the ETA
 }
 
 // Downstream is the lab's downstream server as a level needs it.
@@ -52,6 +65,9 @@ type Downstream struct {
 type Plan struct {
 	Preset string
 	Levels []Level
+	// Broken, if set, ends a contender's ladder: once a level of a group breaks for it, its
+	// higher levels of that group are skipped (a preset that raises the load to find limits).
+	Broken func(results.Cell) bool
 	Notes  []string // what this plan does differently from the study, and why
 }
 
@@ -79,6 +95,9 @@ func Describe(l Level) results.Level {
 		for _, s := range l.Open.Streams {
 			out.Streams = append(out.Streams, results.StreamPlan{Tag: s.Tag, Path: s.Request.Path, Mode: "open", Rate: s.Pacer.Rate(), Connections: s.Connections})
 		}
+	case l.Driver != nil:
+		out.Load = l.Driver.Describe()
+		out.Streams = append(out.Streams, l.Driver.Stream())
 	case l.Closed != nil:
 		out.Load = fmt.Sprintf("closed loop, %d connections, %d requests (at most %s), request timeout %s", l.Closed.Connections, l.Closed.Requests, l.Closed.Duration, l.Closed.Timeout)
 		out.Streams = append(out.Streams, results.StreamPlan{Tag: l.Closed.Tag, Path: l.Closed.Request.Path, Mode: "closed", Connections: l.Closed.Connections, Requests: l.Closed.Requests})
@@ -94,6 +113,9 @@ func (l Level) Expected() time.Duration {
 	}
 	if l.Closed != nil && l.Drain == 0 {
 		d += l.Closed.Duration
+	}
+	if l.Driver != nil {
+		d += l.Driver.Expected()
 	}
 	return d // a warm-up's length is unknown (its bound is not an estimate); the ETA learns it
 }

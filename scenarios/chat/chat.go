@@ -1,0 +1,389 @@
+// Package chat is study 000: one WebSocket chat on every stack. U users in each of R rooms
+// join, wait 2 s, and send 500 messages 10 ms apart; every delivery's latency is recorded
+// once, and every user checks that it got each message of its room once and in order.
+package chat
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	chatload "github.com/arena-lab/arena/internal/chat"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+// Tag is the one stream of the chat: deliveries.
+const Tag = "delivery"
+
+// ladder is users per room for each room count.
+type ladder struct {
+	rooms int
+	users []int
+}
+
+// The study's levels: 1 room with 10–60 users, 2 rooms with 20–35, 4 rooms with 10–17.
+var (
+	seedLadders  = []ladder{{1, []int{10, 20, 30, 40, 50, 60}}, {2, []int{20, 25, 30, 35}}, {4, []int{10, 12, 15, 17}}}
+	quickLadders = []ladder{{1, []int{5, 10}}, {2, []int{5}}, {4, []int{3}}}
+	// scale raises one room's users until a contender breaks (latency or faults).
+	scaleLadders = []ladder{{1, []int{50, 100, 200, 400, 800, 1600}}}
+)
+
+const (
+	messages = 500
+	period   = 10 * time.Millisecond
+	joinWait = 2 * time.Second
+	linger   = 30 * time.Second
+	// brokenP99 is where the scale preset calls a level broken.
+	brokenP99 = time.Second
+)
+
+// Scenario is the chat study.
+type Scenario struct{}
+
+func (Scenario) Name() string  { return "chat" }
+func (Scenario) Title() string { return "Chat: one WebSocket chat on every stack" }
+func (Scenario) Study() string {
+	return "study 000 (seeds/000): a chat on Akka+Play, Vert.x with and without EventBus, Node with and without cluster, Spring on Tomcat and Jetty"
+}
+func (Scenario) Presets() []string { return []string{"seed", "scale"} }
+
+func groupName(rooms int) string {
+	if rooms == 1 {
+		return "1 room"
+	}
+	return fmt.Sprintf("%d rooms", rooms)
+}
+
+func levelName(rooms, users int) string { return fmt.Sprintf("r%d-u%d", rooms, users) }
+
+// Plan builds the ladders of the preset; quick keeps few users and 200 messages.
+func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
+	preset := o.Preset
+	if preset == "" {
+		preset = "seed"
+	}
+	ladders := seedLadders
+	msgs := messages
+	switch {
+	case preset == "scale":
+		ladders = scaleLadders
+	case preset != "seed":
+		return scenario.Plan{}, fmt.Errorf("chat has no preset %q (presets: %s)", preset, strings.Join(s.Presets(), ", "))
+	case o.Quick:
+		ladders, msgs = quickLadders, 200
+	}
+	wait := linger
+	if o.Timeout > 0 {
+		wait = o.Timeout
+	}
+	plan := scenario.Plan{Preset: preset, Notes: []string{
+		fmt.Sprintf("Every user joins, waits %s, then sends %d messages %s apart; a user is done when it has every message of its room, its own included (or %s after the last send).", joinWait, msgs, period, wait),
+		"Latency is from the send time each message carries to its arrival, every delivery counted once (the study divided its sum by the wrong total when R > 1).",
+		"Only contenders with /chat (features = [\"chat\"]) are measured; the others are listed as unsupported.",
+	}}
+	if preset == "scale" {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("A contender's ladder stops at the first level with a lost, duplicated or reordered message or a p99 over %s.", brokenP99))
+		plan.Broken = func(c results.Cell) bool {
+			if c.Outcome.Status != results.OutcomeOK {
+				return true
+			}
+			for _, t := range c.Tags {
+				if len(t.Errors) > 0 || t.Response.P99 > float64(brokenP99/time.Millisecond) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	for _, ld := range ladders {
+		for _, u := range ld.users {
+			plan.Levels = append(plan.Levels, scenario.Level{
+				Name: levelName(ld.rooms, u), Group: groupName(ld.rooms), X: float64(u), XName: "users per room",
+				Driver: chatload.Load{Tag: Tag, Rooms: ld.rooms, Users: u, Messages: msgs, Period: period, JoinWait: joinWait, Linger: wait},
+			})
+		}
+	}
+	return plan, nil
+}
+
+// Judge: per contender and room count, whether every delivery arrived once and in order
+// and how latency grew; and the study's four claims.
+func (Scenario) Judge(run *results.Run) ([]results.Verdict, []results.Claim) {
+	idx := scenario.Index(run)
+	var verdicts []results.Verdict
+	groups := groupsOf(run)
+	for _, c := range run.Contenders {
+		for _, g := range groups {
+			if v, ok := judge(run, c.Name, g); ok {
+				verdicts = append(verdicts, v)
+			}
+		}
+	}
+	return verdicts, []results.Claim{
+		claimBusCosts(run, idx), claimNodeWorst(run, idx), claimTomcatBest(run, idx), claimMemory(run, idx),
+	}
+}
+
+func groupsOf(run *results.Run) []string {
+	var gs []string
+	for _, l := range run.Scenario.Levels {
+		if !slices.Contains(gs, l.Group) {
+			gs = append(gs, l.Group)
+		}
+	}
+	return gs
+}
+
+// levelsOf lists a group's levels in ladder order.
+func levelsOf(run *results.Run, group string) []results.Level {
+	var ls []results.Level
+	for _, l := range run.Scenario.Levels {
+		if l.Group == group {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+func judge(run *results.Run, contender, group string) (results.Verdict, bool) {
+	v := results.Verdict{Contender: contender, Level: group}
+	var parts []string
+	faulty := false
+	measured := 0
+	for _, l := range levelsOf(run, group) {
+		for _, cs := range run.Summary {
+			if cs.Contender != contender || cs.Level != l.Name {
+				continue
+			}
+			if !slices.Contains(cs.Outcomes, results.OutcomeOK) {
+				if slices.Contains(cs.Outcomes, results.OutcomeUnsupported) {
+					v.Verdict, v.Why = "unsupported", "no /chat: see the contender's README"
+					return v, true
+				}
+				parts = append(parts, fmt.Sprintf("%.0f users: %s", l.X, strings.Join(cs.Outcomes, ",")))
+				faulty = true
+				continue
+			}
+			for _, t := range cs.Tags {
+				measured++
+				desc := fmt.Sprintf("%.0f users: mean %s, p99 %s", l.X, results.FormatMs(t.Merged.Mean), results.FormatMs(t.Merged.P99))
+				if t.Errors > 0 {
+					desc += fmt.Sprintf(" (%s)", kinds(t.ErrKinds))
+					faulty = true
+				}
+				parts = append(parts, desc)
+			}
+		}
+	}
+	if measured == 0 && !faulty {
+		return v, false
+	}
+	v.Verdict = "complete"
+	if faulty {
+		v.Verdict = "faults"
+	}
+	v.Why = strings.Join(parts, "; ")
+	return v, true
+}
+
+func kinds(m map[string]int64) string {
+	var out []string
+	for _, k := range []string{chatload.FaultMissing, chatload.FaultDuplicated, chatload.FaultReordered, chatload.FaultClosed, chatload.FaultConnect} {
+		if m[k] > 0 {
+			out = append(out, fmt.Sprintf("%d %s", m[k], k))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// figure returns a contender's mean latency, p99, CPU and peak RSS at a level.
+type figure struct{ mean, p99, cpu, rss float64 }
+
+func at(idx scenario.Summaries, contender, level string) (figure, bool) {
+	t, ok := idx.Tag(contender, level, Tag)
+	if !ok {
+		return figure{}, false
+	}
+	cs := idx[contender][level]
+	return figure{t.Merged.Mean, t.Merged.P99, cs.CPUPct.Median, cs.RSSMB.Median}, true
+}
+
+// topLevels are each group's largest level: where differences between stacks show most.
+func topLevels(run *results.Run) []string {
+	var out []string
+	for _, g := range groupsOf(run) {
+		ls := levelsOf(run, g)
+		if len(ls) > 0 {
+			out = append(out, ls[len(ls)-1].Name)
+		}
+	}
+	return out
+}
+
+// compare counts the levels where better(a, b) holds, over the levels both measured.
+func compare(run *results.Run, idx scenario.Summaries, a, b string, levels []string, better func(fa, fb figure) bool) (wins, of int) {
+	for _, l := range levels {
+		fa, okA := at(idx, a, l)
+		fb, okB := at(idx, b, l)
+		if okA && okB {
+			of++
+			if better(fa, fb) {
+				wins++
+			}
+		}
+	}
+	return wins, of
+}
+
+func verdictOf(wins, of int) string {
+	switch {
+	case of == 0:
+		return "untested"
+	case wins == of:
+		return "holds"
+	case wins*2 >= of:
+		return "partly"
+	}
+	return "fails"
+}
+
+func allLevels(run *results.Run) []string {
+	var out []string
+	for _, l := range run.Scenario.Levels {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
+func claimBusCosts(run *results.Run, idx scenario.Summaries) results.Claim {
+	c := results.Claim{ID: "a", Text: "Vert.x with the EventBus has higher latency and uses more CPU than without it."}
+	wins, of := compare(run, idx, "vertx-eventbus", "vertx", allLevels(run), func(bus, plain figure) bool {
+		return bus.mean > plain.mean && bus.cpu > plain.cpu
+	})
+	c.Verdict = verdictOf(wins, of)
+	c.Why = fmt.Sprintf("vertx-eventbus above vertx in both latency and CPU at %d of %d levels", wins, of)
+	return c
+}
+
+func claimNodeWorst(run *results.Run, idx scenario.Summaries) results.Claim {
+	c := results.Claim{ID: "b", Text: "Single-process Node.js has the worst latency, and cluster improves it."}
+	var worst, improved, of int
+	for _, l := range topLevels(run) {
+		node, ok := at(idx, "node-express", l)
+		if !ok {
+			continue
+		}
+		of++
+		isWorst := true
+		for name := range idx {
+			if f, ok := at(idx, name, l); ok && name != "node-express" && f.mean > node.mean {
+				isWorst = false
+			}
+		}
+		if isWorst {
+			worst++
+		}
+		if cl, ok := at(idx, "node-express-cluster", l); ok && cl.mean < node.mean {
+			improved++
+		}
+	}
+	c.Verdict = verdictOf(min(worst, improved), of)
+	c.Why = fmt.Sprintf("at each room count's largest level: node-express worst at %d of %d, the cluster faster at %d", worst, of, improved)
+	return c
+}
+
+func claimTomcatBest(run *results.Run, idx scenario.Summaries) results.Claim {
+	c := results.Claim{ID: "c", Text: "Spring on Tomcat has the best latency, Akka (Play) the next best."}
+	var best, second, of int
+	var why []string
+	for _, l := range topLevels(run) {
+		type entry struct {
+			name string
+			mean float64
+		}
+		var es []entry
+		for name := range idx {
+			if f, ok := at(idx, name, l); ok {
+				es = append(es, entry{name, f.mean})
+			}
+		}
+		if len(es) < 2 {
+			continue
+		}
+		slices.SortFunc(es, func(a, b entry) int {
+			if a.mean != b.mean {
+				if a.mean < b.mean {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.name, b.name)
+		})
+		of++
+		if es[0].name == "spring-mvc" {
+			best++
+		}
+		if es[1].name == "play-akka" {
+			second++
+		}
+		why = append(why, fmt.Sprintf("%s: %s then %s", l, es[0].name, es[1].name))
+	}
+	c.Verdict = verdictOf(best+second, 2*of)
+	if of == 0 {
+		c.Verdict = "untested"
+	}
+	c.Why = "fastest by mean latency at each room count's largest level: " + strings.Join(why, "; ")
+	return c
+}
+
+func claimMemory(run *results.Run, idx scenario.Summaries) results.Claim {
+	c := results.Claim{ID: "d", Text: "Node.js uses the least memory; Vert.x with EventBus and Akka use more memory above 40 users."}
+	var least, of int
+	for _, l := range allLevels(run) {
+		node, ok := at(idx, "node-express", l)
+		if !ok {
+			continue
+		}
+		of++
+		lowest := true
+		for name := range idx {
+			if f, ok := at(idx, name, l); ok && name != "node-express" && name != "node-express-cluster" && f.rss < node.rss {
+				lowest = false
+			}
+		}
+		if lowest {
+			least++
+		}
+	}
+	// The rise: peak RSS above 40 users against at or below 40, in the one-room ladder.
+	var rises, pairs int
+	for _, name := range []string{"vertx-eventbus", "play-akka"} {
+		var low, high float64
+		for _, l := range levelsOf(run, groupName(1)) {
+			if f, ok := at(idx, name, l.Name); ok {
+				if l.X <= 40 {
+					low = max(low, f.rss)
+				} else {
+					high = max(high, f.rss)
+				}
+			}
+		}
+		if low > 0 && high > 0 {
+			pairs++
+			if high > low*1.05 {
+				rises++
+			}
+		}
+	}
+	switch {
+	case of == 0 && pairs == 0:
+		c.Verdict = "untested"
+	default:
+		c.Verdict = verdictOf(least+rises, of+pairs)
+	}
+	c.Why = fmt.Sprintf("node-express the least memory at %d of %d levels; vertx-eventbus/play-akka rise above 40 users in %d of %d", least, of, rises, pairs)
+	return c
+}
