@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -253,7 +255,9 @@ func TestAContenderKilledMidRunIsRecorded(t *testing.T) {
 			if strings.HasPrefix(sc.Text(), "[1/1]") {
 				// Wait for readiness and some load, then kill the JVM (not its group).
 				time.Sleep(12 * time.Second)
-				_ = exec.Command("pkill", "-KILL", "-f", "spring-webflux/target/app.jar").Run()
+				for _, pid := range contenderProcs(t, "spring-webflux") {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
 		}
 	}()
@@ -277,9 +281,30 @@ func TestAContenderKilledMidRunIsRecorded(t *testing.T) {
 
 func assertNoContenderLeft(t *testing.T) {
 	t.Helper()
-	if out, err := exec.Command("pgrep", "-af", "target/app.jar").Output(); err == nil && len(out) > 0 {
-		t.Fatalf("contender processes left behind:\n%s", out)
+	if left := contenderProcs(t, ""); len(left) > 0 {
+		t.Fatalf("contender processes left behind: %v", left)
 	}
+}
+
+// contenderProcs lists the pids of processes running in this lab's contenders/<name>
+// folders (any contender when name is ""), by working directory: other labs on the machine
+// are not ours to count.
+func contenderProcs(t *testing.T, name string) []int {
+	t.Helper()
+	want := filepath.Join(mustAbs(t, "contenders"), name)
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err == nil && (cwd == want || strings.HasPrefix(cwd, want+"/") || (name == "" && strings.HasPrefix(cwd, want))) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 func TestBadInputFailsClearly(t *testing.T) {
@@ -363,10 +388,11 @@ func TestSleepShowsTheThreadPoolQueueing(t *testing.T) {
 		t.Fatalf("arena run sleep exited %d:\n%s", code, log)
 	}
 	run := loadRun(t, out, "sleep")
-	mean := map[string]float64{}
+	mean, p99 := map[string]float64{}, map[string]float64{}
 	for _, s := range run.Summary {
 		for _, tag := range s.Tags {
 			mean[s.Contender+"/"+s.Level] = tag.Merged.Mean
+			p99[s.Contender+"/"+s.Level] = tag.Merged.P99
 			if tag.Errors > 0 || tag.Non2xx > 0 {
 				t.Errorf("%s %s: %d errors, %d non-2xx", s.Contender, s.Level, tag.Errors, tag.Non2xx)
 			}
@@ -377,8 +403,16 @@ func TestSleepShowsTheThreadPoolQueueing(t *testing.T) {
 			t.Errorf("%s at 200 connections: mean %.0f ms; want near the 100 ms sleep", c, m)
 		}
 	}
-	if tomcat, netty := mean["spring-mvc/sleep-c800"], mean["netty/sleep-c800"]; tomcat < 2*netty {
-		t.Fatalf("at 800 connections spring-mvc %.0f ms, netty %.0f ms; want Tomcat's queue to show (≥ 2×)\n%s", tomcat, netty, log)
+	// Predicted: Tomcat's mean 4× Netty's. Tomcat serves its busiest connections first, so
+	// the queue shows most in the tail; both are asserted with room for a noisy machine.
+	if tomcat, netty := mean["spring-mvc/sleep-c800"], mean["netty/sleep-c800"]; tomcat < 1.5*netty {
+		t.Errorf("at 800 connections: mean spring-mvc %.0f ms, netty %.0f ms; want Tomcat's queue to show (≥ 1.5×)", tomcat, netty)
+	}
+	if tomcat, netty := p99["spring-mvc/sleep-c800"], p99["netty/sleep-c800"]; tomcat < 2*netty {
+		t.Errorf("at 800 connections: p99 spring-mvc %.0f ms, netty %.0f ms; want Tomcat's queue to show (≥ 2×)", tomcat, netty)
+	}
+	if t.Failed() {
+		t.Fatal(log)
 	}
 	checkReportDraws(t, filepath.Join(out, run.ID, "report.html"))
 }
@@ -413,5 +447,46 @@ func TestDownstreamRunsBothForms(t *testing.T) {
 	}
 	if len(run.Claims) == 0 || run.Claims[0].Verdict == "untested" {
 		t.Fatalf("claims %+v; want the Vert.x/WebFlux claim judged", run.Claims)
+	}
+}
+
+// Every contender with /chat delivers every message of a short chat, once each and in order
+// per sender; a contender without it is listed as unsupported, not silently left out.
+func TestChatDeliversEverythingOnEveryChatContender(t *testing.T) {
+	e2e(t)
+	all, err := contender.Discover("contenders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withChat []string
+	for _, m := range all {
+		if m.Has("chat") {
+			withChat = append(withChat, m.Name)
+		}
+	}
+	if len(withChat) == 0 {
+		t.Fatal("no contender has /chat")
+	}
+	out := t.TempDir()
+	log, code := arena(t, 30*time.Minute, "run", "chat", "--quick", "--levels", "r2-u5", "--out", out)
+	if code != 0 {
+		t.Fatalf("arena run chat exited %d:\n%s", code, log)
+	}
+	run := loadRun(t, out, "chat")
+	for _, c := range run.Cells {
+		if !slices.Contains(withChat, c.Contender) {
+			if c.Outcome.Status != results.OutcomeUnsupported {
+				t.Errorf("%s has no /chat but its cell ended %s", c.Contender, c.Outcome.Status)
+			}
+			continue
+		}
+		if c.Outcome.Status != results.OutcomeOK || len(c.Tags) != 1 {
+			t.Errorf("%s: outcome %s %s", c.Contender, c.Outcome.Status, c.Outcome.Detail)
+			continue
+		}
+		d := c.Tags[0]
+		if d.Completed != d.Scheduled || len(d.Errors) > 0 {
+			t.Errorf("%s: %d of %d deliveries, faults %v; want every message once, in order", c.Contender, d.Completed, d.Scheduled, d.Errors)
+		}
 	}
 }

@@ -161,8 +161,8 @@ func TestPlans(t *testing.T) {
 					case lv.Driver.Feature() == "" || lv.Driver.Expected() <= 0:
 						t.Errorf("%s: driver feature %q, expected %s", where, lv.Driver.Feature(), lv.Driver.Expected())
 					}
-					if lv.Warmup != nil {
-						checkClosed(t, where+" warm-up", lv.Warmup)
+					for _, w := range lv.Warmup {
+						checkClosed(t, where+" warm-up", w)
 					}
 					if lv.Drain < 0 || lv.Expected() <= 0 {
 						t.Errorf("%s: drain %s, expected %s", where, lv.Drain, lv.Expected())

@@ -248,7 +248,7 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	}
 	cell := results.Cell{Contender: c.m.Name, Level: c.level.Name, Repeat: c.repeat, Env: vars, Started: time.Now(),
 		Outcome: results.Outcome{Status: results.OutcomeOK}}
-	var ds *DownstreamProc
+	var ds *SelfProc
 	if c.level.Downstream != nil {
 		var err error
 		if ds, err = StartDownstream(l.ClientCPUs, c.level.Downstream.Delay, c.file(dir, "logs", "downstream.log")); err != nil {
@@ -256,7 +256,7 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 			return cell
 		}
 		defer ds.Stop()
-		vars["DOWNSTREAM_URL"] = ds.URL // every contender honours it: the contract's /data/{id}
+		vars["DOWNSTREAM_URL"] = ds.URL() // every contender honours it: the contract's /data/{id}
 	}
 	in, err := contender.Start(c.m, contender.StartOptions{
 		Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Port: port, Vars: vars, LogPath: c.file(dir, "logs", "log"),
@@ -275,10 +275,13 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 		return cell
 	}
 	doer := load.NewHTTPDoer(in.Addr(), 0)
-	if w := c.level.Warmup; w != nil {
+	if len(c.level.Warmup) > 0 {
 		l.Progress.Step("warm-up")
-		w.Run(ctx, doer, load.NewRecorder(time.Now(), nil), windowInterval)
+		for _, w := range c.level.Warmup {
+			w.Run(ctx, doer, load.NewRecorder(time.Now(), nil), windowInterval)
+		}
 		doer.CloseIdle()
+		l.Progress.Done("done")
 	}
 
 	// The load stops early if the server dies: its remaining requests would only fail.

@@ -38,8 +38,8 @@ type Level struct {
 	Open   *load.OpenLoop
 	Closed *load.ClosedLoop
 	Driver Driver
-	// Warmup, if set, runs before the measured load and is discarded.
-	Warmup *load.ClosedLoop
+	// Warmup runs before the measured load, one loop after another, and is discarded.
+	Warmup []*load.ClosedLoop
 	// Drain is for the ETA: in an open loop, how long the last requests take after the last
 	// send; in a closed loop, how long its requests are expected to take (0: its time bound).
 	Drain time.Duration

@@ -125,7 +125,7 @@ func TestDescribeClosed(t *testing.T) {
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			l := Level{Name: "sleep-c200", Group: "sleep 100 ms", X: 200, XName: "connections", Downstream: tt.downstream, Closed: closed, Warmup: warm, Drain: 45 * time.Second}
+			l := Level{Name: "sleep-c200", Group: "sleep 100 ms", X: 200, XName: "connections", Downstream: tt.downstream, Closed: closed, Warmup: []*load.ClosedLoop{warm}, Drain: 45 * time.Second}
 			got := Describe(l)
 			want := results.Level{
 				Name: "sleep-c200", Group: "sleep 100 ms", X: 200, XName: "connections",
@@ -158,11 +158,11 @@ func TestExpected(t *testing.T) {
 	}{
 		{"open", Level{Open: open}, time.Minute},
 		{"open with drain", Level{Open: open, Drain: 12 * time.Second}, 72 * time.Second},
-		{"open with drain and warm-up: a warm-up's bound is no estimate", Level{Open: open, Drain: 12 * time.Second, Warmup: warm}, 72 * time.Second},
+		{"open with drain and warm-up: a warm-up's bound is no estimate", Level{Open: open, Drain: 12 * time.Second, Warmup: []*load.ClosedLoop{warm}}, 72 * time.Second},
 		{"closed with drain: the drain, not the bound", Level{Closed: closed, Drain: 45 * time.Second}, 45 * time.Second},
 		{"closed without drain: its time bound", Level{Closed: closed}, 145 * time.Second},
-		{"closed with drain and warm-up", Level{Closed: closed, Drain: 45 * time.Second, Warmup: warm}, 45 * time.Second},
-		{"closed without drain, with warm-up", Level{Closed: closed, Warmup: warm}, 145 * time.Second},
+		{"closed with drain and warm-up", Level{Closed: closed, Drain: 45 * time.Second, Warmup: []*load.ClosedLoop{warm}}, 45 * time.Second},
+		{"closed without drain, with warm-up", Level{Closed: closed, Warmup: []*load.ClosedLoop{warm}}, 145 * time.Second},
 		{"nothing", Level{}, 0},
 	}
 	for _, tt := range cases {

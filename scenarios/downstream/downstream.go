@@ -74,7 +74,7 @@ func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
 		"Level lab: the lab's own downstream serves the JSON from the client's CPUs, so the contender's core does only its own side.",
 	}}
 	for _, name := range []string{LevelSelf, LevelLab} {
-		lv := scenario.Level{Name: name, Closed: closed(tag, requests, bound), Warmup: closed("warmup", warm, bound), Drain: 15 * time.Second}
+		lv := scenario.Level{Name: name, Closed: closed(tag, requests, bound), Warmup: []*load.ClosedLoop{closed("warmup", warm, bound)}, Drain: 15 * time.Second}
 		if name == LevelLab {
 			lv.Downstream = &scenario.Downstream{}
 		}

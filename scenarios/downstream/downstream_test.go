@@ -48,7 +48,7 @@ func TestPlan(t *testing.T) {
 					t.Errorf("%s: closed %s %s c=%d n=%d bound %s timeout %s; want data /data/1 c=100 n=%d bound %s timeout %s",
 						lv.Name, c.Tag, c.Request.Path, c.Connections, c.Requests, c.Duration, c.Timeout, tt.requests, tt.bound, tt.timeout)
 				}
-				w := lv.Warmup
+				w := lv.Warmup[0]
 				if w == nil {
 					t.Fatalf("%s: no warm-up", lv.Name)
 				}

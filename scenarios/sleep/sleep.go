@@ -88,8 +88,8 @@ func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
 				Name: levelName(t, c), Group: t.group, X: float64(c), XName: "connections",
 				Closed: &load.ClosedLoop{Tag: t.tag, Request: load.Request{Path: t.path}, Connections: c,
 					Requests: requests, Duration: bound, Timeout: timeout},
-				Warmup: &load.ClosedLoop{Tag: "warmup", Request: load.Request{Path: t.path}, Connections: c,
-					Requests: warm, Duration: min(30*time.Second, bound), Timeout: timeout},
+				Warmup: []*load.ClosedLoop{{Tag: "warmup", Request: load.Request{Path: t.path}, Connections: c,
+					Requests: warm, Duration: min(30*time.Second, bound), Timeout: timeout}},
 				// Planned time: the requests at c per wait, slower when threads run out.
 				Drain: time.Duration(float64(requests)/float64(min(c, 200))) * t.wait,
 			}

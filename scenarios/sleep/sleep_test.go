@@ -91,7 +91,7 @@ func TestPlan(t *testing.T) {
 				if tt.duration == 0 && c.Duration < lv.Drain {
 					t.Errorf("%s: time bound %s is shorter than the planned %s", lv.Name, c.Duration, lv.Drain)
 				}
-				wu := lv.Warmup
+				wu := lv.Warmup[0]
 				if wu == nil {
 					t.Fatalf("%s: no warm-up", lv.Name)
 				}
@@ -119,9 +119,9 @@ func TestPlanLevelsIndependent(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan.Levels[0].Closed.Requests = 1
-	plan.Levels[0].Warmup.Requests = 1
+	plan.Levels[0].Warmup[0].Requests = 1
 	for _, lv := range plan.Levels[1:] {
-		if lv.Closed.Requests == 1 || lv.Warmup.Requests == 1 {
+		if lv.Closed.Requests == 1 || lv.Warmup[0].Requests == 1 {
 			t.Fatalf("%s shares its loop with %s", lv.Name, plan.Levels[0].Name)
 		}
 	}
