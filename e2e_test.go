@@ -371,7 +371,9 @@ func checkSchemaDocumented(t *testing.T, resultsJSON string) {
 // isDynamicKey: map keys that are data, not schema (status classes, error kinds, env names).
 func isDynamicKey(k string) bool {
 	switch k {
-	case "2xx", "3xx", "4xx", "5xx", "other", "timeout", "refused", "reset", "closed", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PORT":
+	case "2xx", "3xx", "4xx", "5xx", "other", "timeout", "refused", "reset", "closed",
+		"missing", "duplicated", "out-of-order", "connect", // chat delivery faults
+		"WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PORT":
 		return true
 	}
 	return false
