@@ -43,6 +43,7 @@ type server struct {
 	client     *http.Client
 	resources  map[string][]byte
 	mux        *http.ServeMux
+	chat       *chatHub
 }
 
 func newServer(downstream string) (*server, error) {
@@ -56,6 +57,7 @@ func newServer(downstream string) (*server, error) {
 		client:     &http.Client{Transport: transport, Timeout: downstreamTimeout},
 		resources:  map[string][]byte{},
 		mux:        http.NewServeMux(),
+		chat:       newChatHub(),
 	}
 	files, err := fs.Glob(resourceFiles, "resources/*.json")
 	if err != nil {
@@ -74,6 +76,7 @@ func newServer(downstream string) (*server, error) {
 	s.mux.HandleFunc("GET /sleep", waitThen(100, "SLEPT"))
 	s.mux.HandleFunc("GET /resources/{name}", s.resource)
 	s.mux.HandleFunc("GET /data/{id}", s.data)
+	s.mux.HandleFunc("GET /chat", s.chat.serve) // WebSocket, see chat.go
 	s.mux.HandleFunc("/", s.fallback)
 	return s, nil
 }
@@ -224,4 +227,6 @@ func main() {
 	if err := srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
 		srv.Close()
 	}
+	// /chat connections are hijacked, so Shutdown does not see them: close them with 1001.
+	s.chat.shutdown(time.Second)
 }

@@ -4,6 +4,7 @@
 // each worker runs the Express app on its own event loop; they share 127.0.0.1:$PORT.
 const cluster = require('node:cluster');
 const os = require('node:os');
+const { chatPrimary, attachChat } = require('./chat.js');
 
 const port = Number(process.env.PORT || 8080);
 const GRACE_MS = 2000; // open requests get this long after SIGTERM, then their connections close
@@ -13,6 +14,7 @@ if (cluster.isPrimary) {
   console.log(`node-express-cluster primary pid ${process.pid} (Node ${process.version}): forking ${count} worker(s)`);
   let alive = 0;
   let stopping = false;
+  chatPrimary(cluster); // /chat: the names and the rooms' workers, for every worker
   for (let i = 0; i < count; i++) {
     cluster.fork();
     alive++;
@@ -46,6 +48,7 @@ if (cluster.isPrimary) {
     }
     console.log(`worker ${process.pid} listening on 127.0.0.1:${port}`);
   });
+  const chat = attachChat(server); // WebSocket /chat on the same server
 
   // SIGTERM comes from the lab (to the whole process group) and from the primary.
   let stopping = false;
@@ -53,6 +56,7 @@ if (cluster.isPrimary) {
     if (stopping) return;
     stopping = true;
     server.close(() => process.exit(0)); // stops accepting; idle keep-alive connections close now
+    for (const ws of chat.clients) ws.close(1001, 'server stopping');
     setTimeout(() => server.closeAllConnections(), GRACE_MS).unref();
     setTimeout(() => process.exit(0), GRACE_MS + 3000).unref(); // pending timers must not hold the exit
   });
