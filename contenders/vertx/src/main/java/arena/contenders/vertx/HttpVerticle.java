@@ -50,15 +50,39 @@ public class HttpVerticle extends AbstractVerticle {
         router.get("/delayed").handler(ctx -> waitThenAnswer(ctx, 10_000, "DELAYED"));
         router.get("/sleep").handler(ctx -> waitThenAnswer(ctx, 100, "SLEPT"));
         router.get("/data/:id").handler(this::data);
+        // Study 000's chat: the WebSocket handshake on the same server, through the Router.
+        Chat chat = new Chat(vertx);
+        router.get("/chat").handler(ctx -> upgrade(ctx, chat));
         // data1.json and data2.json from the class path (webroot/resources/), as study 002 did.
         router.get("/resources/*").handler(StaticHandler.create("webroot/resources"));
         JsonErrors.install(router);
 
-        vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(config().getInteger("port")))
+        vertx.createHttpServer(new HttpServerOptions()
+                        .setHost("127.0.0.1")
+                        .setPort(config().getInteger("port"))
+                        // The chat's limit: a message (one frame or its fragments) over 64 KiB is closed
+                        // with 1009. The frame limit is higher, see Chat.MAX_FRAME.
+                        .setMaxWebSocketFrameSize(Chat.MAX_FRAME)
+                        .setMaxWebSocketMessageSize(Chat.MAX_MESSAGE))
                 .requestHandler(router)
                 .listen()
                 .<Void>mapEmpty()
                 .onComplete(started);
+    }
+
+    /** /chat: upgrades to a WebSocket (a plain GET is a 400) and hands it to the chat. */
+    private void upgrade(RoutingContext ctx, Chat chat) {
+        if (!"websocket".equalsIgnoreCase(ctx.request().getHeader(HttpHeaders.UPGRADE))) {
+            ctx.fail(new HttpException(400, "/chat is a WebSocket: upgrade the request"));
+            return;
+        }
+        ctx.request().toWebSocket()
+                .onSuccess(ws -> chat.connect(ws, vertx.getOrCreateContext()))
+                .onFailure(e -> {
+                    if (!ctx.response().ended()) {
+                        ctx.fail(new HttpException(400, "WebSocket handshake failed: " + describe(e)));
+                    }
+                });
     }
 
     private void up(RoutingContext ctx) {
