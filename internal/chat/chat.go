@@ -34,9 +34,21 @@ type Conn struct {
 // dialer keeps per-connection buffers small: the chat client holds thousands of users.
 var dialer = websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 4096, WriteBufferSize: 4096}
 
+// wholeFrames writes any message up to 256 KiB as one frame: gorilla splits a message into
+// frames of its write buffer's size, and the contract's 64 KiB limit is on a frame.
+var wholeFrames = websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 4096, WriteBufferSize: 256 << 10}
+
 // Dial opens ws://addr/chat.
-func Dial(ctx context.Context, addr string) (*Conn, error) {
-	ws, resp, err := dialer.DialContext(ctx, "ws://"+addr+"/chat", http.Header{})
+func Dial(ctx context.Context, addr string) (*Conn, error) { return dial(ctx, &dialer, addr) }
+
+// DialWholeFrames opens ws://addr/chat on a connection that sends every message as a single
+// frame, to test a server's frame limit.
+func DialWholeFrames(ctx context.Context, addr string) (*Conn, error) {
+	return dial(ctx, &wholeFrames, addr)
+}
+
+func dial(ctx context.Context, d *websocket.Dialer, addr string) (*Conn, error) {
+	ws, resp, err := d.DialContext(ctx, "ws://"+addr+"/chat", http.Header{})
 	if err != nil {
 		if resp != nil {
 			return nil, fmt.Errorf("opening /chat: %w (HTTP %d)", err, resp.StatusCode)

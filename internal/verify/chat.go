@@ -48,7 +48,11 @@ type member struct {
 
 // joinRoom opens /chat, joins, and proves the join by receiving its own first message.
 func joinRoom(ctx context.Context, addr, name, room string) (*member, error) {
-	c, err := chat.Dial(ctx, addr)
+	return joinRoomWith(ctx, chat.Dial, addr, name, room)
+}
+
+func joinRoomWith(ctx context.Context, dial func(context.Context, string) (*chat.Conn, error), addr, name, room string) (*member, error) {
+	c, err := dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +191,7 @@ func ChatChecks(ctx context.Context, addr, base string) []Check {
 
 	start = time.Now()
 	err = func() error {
-		frank, err := joinRoom(ctx, addr, "frank", "r1")
+		frank, err := joinRoomWith(ctx, chat.DialWholeFrames, addr, "frank", "r1") // one 70 KiB frame, not 4 KiB pieces
 		if err != nil {
 			return err
 		}
