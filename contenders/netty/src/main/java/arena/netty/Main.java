@@ -26,7 +26,8 @@ import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 /**
  * A plain Netty 4.2 HTTP server: one acceptor loop, a worker group of Netty's default size
  * (2 × cores), and a pipeline of HttpServerCodec, HttpServerKeepAliveHandler, an aggregator and
- * {@link Routes}. Nothing in it ever blocks a loop.
+ * {@link Routes}; a request for /chat turns its connection into a WebSocket ({@link ChatUpgrade},
+ * {@link Chat}). Nothing in it ever blocks a loop.
  */
 public final class Main {
 
@@ -48,6 +49,7 @@ public final class Main {
 
         Downstream downstream = new Downstream(downstreamUrl, clientChannel);
         Routes routes = new Routes(downstream);
+        ChatUpgrade chat = new ChatUpgrade(new Chat());
 
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
@@ -60,6 +62,7 @@ public final class Main {
                         p.addLast("codec", new HttpServerCodec());
                         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
                         p.addLast("aggregator", new JsonAggregator(MAX_CONTENT));
+                        p.addLast("chat-upgrade", chat); // /chat only: swaps in the WebSocket handlers
                         p.addLast("routes", routes);
                     }
                 });

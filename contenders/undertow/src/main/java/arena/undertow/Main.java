@@ -13,7 +13,8 @@ import io.undertow.util.StatusCodes;
 /**
  * Undertow's core API, no servlet layer: a RoutingHandler on one HTTP listener. Fast answers
  * are written on the IO threads; /delayed, /sleep and /data are dispatched to the worker pool,
- * where they block (Undertow's "IO threads + worker pool" model).
+ * where they block (Undertow's "IO threads + worker pool" model). /chat is a WebSocket
+ * ({@link Chat}) whose messages are handled on the IO threads.
  */
 public final class Main {
 
@@ -33,6 +34,9 @@ public final class Main {
                 .get("/delayed", Endpoints.waiting(10_000, "DELAYED"))
                 .get("/sleep", Endpoints.waiting(100, "SLEPT"))
                 .get("/data/{id}", new DataEndpoint(downstreamUrl))
+                // Study 000's chat: the WebSocket handshake on the IO thread, then Chat (a plain
+                // GET without the upgrade falls through to Undertow's 404, given a JSON body).
+                .get("/chat", Handlers.websocket(new Chat()))
                 .setFallbackHandler(exchange -> Endpoints.error(exchange, StatusCodes.NOT_FOUND,
                         "no such path: " + exchange.getRequestPath()))
                 .setInvalidMethodHandler(exchange -> {
