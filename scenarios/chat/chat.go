@@ -199,6 +199,27 @@ func kinds(m map[string]int64) string {
 	return strings.Join(out, ", ")
 }
 
+// studyStacks are the contenders that stand for study 000's seven applications: its claims
+// rank these among themselves, whatever else the run measured.
+var studyStacks = []string{"play-akka", "vertx", "vertx-eventbus", "node-express", "node-express-cluster", "spring-mvc", "spring-mvc-jetty"}
+
+// present reports whether every named contender has a usable figure at some level.
+func present(run *results.Run, idx scenario.Summaries, names ...string) bool {
+	for _, n := range names {
+		found := false
+		for _, l := range allLevels(run) {
+			if _, ok := at(idx, n, l); ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
 // figure returns a contender's mean latency, p99, CPU and peak RSS at a level.
 type figure struct{ mean, p99, cpu, rss float64 }
 
@@ -260,6 +281,10 @@ func allLevels(run *results.Run) []string {
 
 func claimBusCosts(run *results.Run, idx scenario.Summaries) results.Claim {
 	c := results.Claim{ID: "a", Text: "Vert.x with the EventBus has higher latency and uses more CPU than without it."}
+	if !present(run, idx, "vertx", "vertx-eventbus") {
+		c.Verdict, c.Why = "untested", "needs vertx and vertx-eventbus"
+		return c
+	}
 	wins, of := compare(run, idx, "vertx-eventbus", "vertx", allLevels(run), func(bus, plain figure) bool {
 		return bus.mean > plain.mean && bus.cpu > plain.cpu
 	})
@@ -270,6 +295,10 @@ func claimBusCosts(run *results.Run, idx scenario.Summaries) results.Claim {
 
 func claimNodeWorst(run *results.Run, idx scenario.Summaries) results.Claim {
 	c := results.Claim{ID: "b", Text: "Single-process Node.js has the worst latency, and cluster improves it."}
+	if !present(run, idx, "node-express", "node-express-cluster") {
+		c.Verdict, c.Why = "untested", "needs node-express and node-express-cluster"
+		return c
+	}
 	var worst, improved, of int
 	for _, l := range topLevels(run) {
 		node, ok := at(idx, "node-express", l)
@@ -278,7 +307,7 @@ func claimNodeWorst(run *results.Run, idx scenario.Summaries) results.Claim {
 		}
 		of++
 		isWorst := true
-		for name := range idx {
+		for _, name := range studyStacks {
 			if f, ok := at(idx, name, l); ok && name != "node-express" && f.mean > node.mean {
 				isWorst = false
 			}
@@ -296,7 +325,11 @@ func claimNodeWorst(run *results.Run, idx scenario.Summaries) results.Claim {
 }
 
 func claimTomcatBest(run *results.Run, idx scenario.Summaries) results.Claim {
-	c := results.Claim{ID: "c", Text: "Spring on Tomcat has the best latency, Akka (Play) the next best."}
+	c := results.Claim{ID: "c", Text: "Spring on Tomcat has the best latency, Akka (Play) the next best (among the study's stacks)."}
+	if !present(run, idx, "spring-mvc", "play-akka") {
+		c.Verdict, c.Why = "untested", "needs spring-mvc and play-akka"
+		return c
+	}
 	var best, second, of int
 	var why []string
 	for _, l := range topLevels(run) {
@@ -305,7 +338,7 @@ func claimTomcatBest(run *results.Run, idx scenario.Summaries) results.Claim {
 			mean float64
 		}
 		var es []entry
-		for name := range idx {
+		for _, name := range studyStacks {
 			if f, ok := at(idx, name, l); ok {
 				es = append(es, entry{name, f.mean})
 			}
@@ -340,7 +373,11 @@ func claimTomcatBest(run *results.Run, idx scenario.Summaries) results.Claim {
 }
 
 func claimMemory(run *results.Run, idx scenario.Summaries) results.Claim {
-	c := results.Claim{ID: "d", Text: "Node.js uses the least memory; Vert.x with EventBus and Akka use more memory above 40 users."}
+	c := results.Claim{ID: "d", Text: "Node.js uses the least memory (among the study's stacks); Vert.x with EventBus and Akka use more memory above 40 users."}
+	if !present(run, idx, "node-express") {
+		c.Verdict, c.Why = "untested", "needs node-express"
+		return c
+	}
 	var least, of int
 	for _, l := range allLevels(run) {
 		node, ok := at(idx, "node-express", l)
@@ -349,7 +386,7 @@ func claimMemory(run *results.Run, idx scenario.Summaries) results.Claim {
 		}
 		of++
 		lowest := true
-		for name := range idx {
+		for _, name := range studyStacks {
 			if f, ok := at(idx, name, l); ok && name != "node-express" && name != "node-express-cluster" && f.rss < node.rss {
 				lowest = false
 			}

@@ -9,11 +9,14 @@ import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.staticcontent.ClasspathHandlerConfig;
 import io.helidon.webserver.staticcontent.StaticContentFeature;
+import io.helidon.webserver.websocket.WsConfig;
+import io.helidon.webserver.websocket.WsRouting;
 
 /**
  * Helidon 4 SE WebServer ("Níma"): every request runs on a new virtual thread, so handlers block
- * as plain code does. Started on 127.0.0.1:$PORT; Helidon's own JVM shutdown hook stops it on
- * SIGTERM.
+ * as plain code does. /chat is Helidon's WebSocket support (a WsListener per connection, each
+ * connection on a virtual thread of its own). Started on 127.0.0.1:$PORT; Helidon's own JVM
+ * shutdown hook stops it on SIGTERM.
  */
 public final class HelidonContender {
 
@@ -40,12 +43,18 @@ public final class HelidonContender {
                 .followRedirects(false)
                 .build();
         Handlers handlers = new Handlers(downstream);
+        ChatRooms rooms = new ChatRooms();
 
         WebServer server = WebServer.builder()
                 .host("127.0.0.1")
                 .port(port)
                 .directHandlers(JsonErrors.direct())
                 .routing(routing -> routing(routing, handlers))
+                // /chat (study 000): Helidon's WebSocket routing beside the HTTP routing, one
+                // ChatListener per connection; frames over 64 KiB are refused by the server
+                // itself, which closes with 1009.
+                .addRouting(WsRouting.builder().endpoint("/chat", () -> new ChatListener(rooms)))
+                .addProtocol(WsConfig.builder().maxFrameLength(ChatListener.MAX_FRAME).build())
                 .build()
                 .start();
         System.out.println("helidon listening on http://127.0.0.1:" + server.port()

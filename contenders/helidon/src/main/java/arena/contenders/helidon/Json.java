@@ -9,7 +9,7 @@ import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerResponse;
 
-/** One shared Jackson mapper, and the contract's JSON answers. */
+/** One shared Jackson mapper, and the contract's JSON answers and chat frames. */
 final class Json {
 
     static final ObjectMapper MAPPER = new ObjectMapper();
@@ -39,6 +39,24 @@ final class Json {
 
     static byte[] errorBody(String message) {
         return bytes(Map.of("error", message));
+    }
+
+    /** A chat message as every member of the room gets it: {"name","chat","message"}. */
+    static String chat(String name, String room, String message) {
+        return text(MAPPER.createObjectNode().put("name", name).put("chat", room).put("message", message));
+    }
+
+    /** A system frame for one connection: {"type":"system","message":...}. */
+    static String system(String message) {
+        return text(MAPPER.createObjectNode().put("type", "system").put("message", message));
+    }
+
+    private static String text(Object value) {
+        try {
+            return MAPPER.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot encode " + value, e);
+        }
     }
 
     static void send(ServerResponse res, Status status, byte[] body) {

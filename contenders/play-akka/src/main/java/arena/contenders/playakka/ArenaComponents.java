@@ -12,7 +12,8 @@ import play.routing.RoutingDsl;
 
 /**
  * Play's compile-time components (what Server.forRouter builds internally), plus the two things
- * forRouter cannot take: the JSON error handler and Play WS. Like forRouter, no HTTP filters.
+ * forRouter cannot take: the JSON error handler and Play WS. Like forRouter, no HTTP filters. The
+ * router is the RoutingDsl routes, then the /chat WebSocket.
  */
 final class ArenaComponents extends BuiltInComponentsFromContext implements AhcWSComponents {
 
@@ -25,8 +26,11 @@ final class ArenaComponents extends BuiltInComponentsFromContext implements AhcW
         // client (AsyncHttpClient: pooled keep-alive connections, timeouts from play.ws.* in
         // application.conf); AhcWSComponents.wsClient() builds a new client on every call, and
         // Play's lifecycle closes it on shutdown.
+        // Play's Java RoutingDsl routes only actions; the /chat WebSocket is a router of its own,
+        // asked when no RoutingDsl route matches.
         this.router = new Routes(actorSystem(), wsClient(), downstream)
-                .build(RoutingDsl.fromComponents(this));
+                .build(RoutingDsl.fromComponents(this))
+                .orElse(ChatSocket.router(actorSystem(), materializer()));
     }
 
     @Override
