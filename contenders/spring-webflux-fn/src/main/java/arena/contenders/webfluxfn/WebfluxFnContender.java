@@ -1,0 +1,31 @@
+package arena.contenders.webfluxfn;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+
+/**
+ * Spring WebFlux functional endpoints on Reactor Netty: {@link Routes} maps each path to a
+ * handler function; every request is served on the event loop and never blocks it.
+ */
+@SpringBootApplication
+public class WebfluxFnContender {
+
+    /**
+     * Works around a Reactor Netty bug (reactor/reactor-netty#4361, PR #4347; present in the
+     * 1.2.18 that Boot 3.5.16 brings): when a client sends its next request on a keep-alive
+     * connection before the server has finished with the previous one, the request is buffered,
+     * and after a synchronous answer the server can stop reading that connection for good. With
+     * Go's client about one request in fifty hung here. Flushing the last response at once when
+     * no read is pending terminates the previous request before the next one arrives, which
+     * closes that route. Read once by Reactor Netty's HttpTrafficHandler, so set before Boot
+     * starts; a -D in JAVA_OPTS still wins.
+     */
+    static final String LAST_FLUSH_WHEN_NO_READ = "reactor.netty.http.server.lastFlushWhenNoRead";
+
+    public static void main(String[] args) {
+        if (System.getProperty(LAST_FLUSH_WHEN_NO_READ) == null) {
+            System.setProperty(LAST_FLUSH_WHEN_NO_READ, "true");
+        }
+        SpringApplication.run(WebfluxFnContender.class, args);
+    }
+}
