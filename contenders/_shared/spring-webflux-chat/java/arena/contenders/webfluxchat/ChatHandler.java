@@ -58,7 +58,9 @@ public final class ChatHandler implements WebSocketHandler {
         Mono<Void> input = session.receive()
                 .doOnNext(frame -> onFrame(member, frame))
                 .then()
-                // A message over 64 KiB in fragments: WebFlux's frame aggregator gives up.
+                // A message over 64 KiB in fragments: WebFlux's frame aggregator gives up. (Reactor
+                // Netty then signals the error once more when the close discards the inbound, and
+                // Reactor logs that second signal as dropped: one ERROR line per such message.)
                 .onErrorResume(TooLongFrameException.class, e -> session.close(CloseStatus.TOO_BIG_TO_PROCESS))
                 // A single frame over 64 KiB: Netty's decoder has already sent close 1009 and is
                 // closing the connection. Any other read error ends the session as well.

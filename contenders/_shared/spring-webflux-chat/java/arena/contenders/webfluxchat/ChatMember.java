@@ -83,7 +83,7 @@ final class ChatMember {
             }
             dropped = true;
         }
-        session.close(TOO_SLOW).subscribe();
+        session.close(TOO_SLOW).subscribe(null, error -> { }); // a reset connection is gone anyway
         return false;
     }
 

@@ -2,12 +2,18 @@ package arena.contenders.webfluxfn;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Import;
+
+import arena.contenders.webfluxchat.ChatConfiguration;
 
 /**
  * Spring WebFlux functional endpoints on Reactor Netty: {@link Routes} maps each path to a
- * handler function; every request is served on the event loop and never blocks it.
+ * handler function; every request is served on the event loop and never blocks it. The /chat
+ * WebSocket comes from {@link ChatConfiguration}, shared with spring-webflux and outside this
+ * package's component scan, hence the explicit import.
  */
 @SpringBootApplication
+@Import(ChatConfiguration.class)
 public class WebfluxFnContender {
 
     /**

@@ -2,12 +2,35 @@ package arena.contenders.webflux;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Import;
 
-/** Spring WebFlux on Reactor Netty: every request is served on the event loop, never blocked. */
+import arena.contenders.webfluxchat.ChatConfiguration;
+
+/**
+ * Spring WebFlux on Reactor Netty: every request is served on the event loop, never blocked.
+ * The /chat WebSocket comes from {@link ChatConfiguration}, shared with spring-webflux-fn and
+ * outside this package's component scan, hence the explicit import.
+ */
 @SpringBootApplication
+@Import(ChatConfiguration.class)
 public class WebfluxContender {
 
+    /**
+     * Works around a Reactor Netty bug (reactor/reactor-netty#4361, PR #4347; present in the
+     * 1.2.18 that Boot 3.5.16 brings): when a client sends its next request on a keep-alive
+     * connection before the server has finished with the previous one, the request is buffered,
+     * and after a synchronous answer the server can stop reading that connection for good; about
+     * one `arena verify` in two hung on such a request here. Flushing the last response at once
+     * when no read is pending terminates the previous request before the next one arrives. Read
+     * once by Reactor Netty's HttpTrafficHandler, so set before Boot starts; a -D in JAVA_OPTS
+     * still wins. spring-webflux-fn sets the same.
+     */
+    static final String LAST_FLUSH_WHEN_NO_READ = "reactor.netty.http.server.lastFlushWhenNoRead";
+
     public static void main(String[] args) {
+        if (System.getProperty(LAST_FLUSH_WHEN_NO_READ) == null) {
+            System.setProperty(LAST_FLUSH_WHEN_NO_READ, "true");
+        }
         SpringApplication.run(WebfluxContender.class, args);
     }
 }
