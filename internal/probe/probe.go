@@ -83,9 +83,9 @@ func (p *Probe) loop(ctx context.Context) {
 	var prev *Sample
 	var prevAt time.Time
 	tree := newTree(p.root, p.tree)
-	for {
+	for final := false; ; {
 		now := time.Now()
-		if s, ok := tree.sample(ctx); ok {
+		if s, ok := tree.sample(context.Background()); ok {
 			s.T = now.Sub(p.start).Seconds()
 			if prev != nil {
 				dt := now.Sub(prevAt).Seconds()
@@ -100,9 +100,14 @@ func (p *Probe) loop(ctx context.Context) {
 			}
 			prev, prevAt = &s, now
 		}
+		if final {
+			return
+		}
 		select {
 		case <-ctx.Done():
-			return
+			// One last sample at the stop, so that a load shorter than the period still
+			// has its CPU measured.
+			final = true
 		case <-t.C:
 		}
 	}

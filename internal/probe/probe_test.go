@@ -78,3 +78,18 @@ func TestStartAloneLeavesChildrenOut(t *testing.T) {
 		t.Fatalf("the idle root shows %.0f%% CPU: its busy child was counted", sum.CPUPctMean)
 	}
 }
+
+// A load shorter than the period still gets its CPU: Stop takes a last sample.
+func TestStopSamplesOnceMore(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `while :; do :; done`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	p := Start(cmd.Process.Pid, time.Now(), time.Hour)
+	time.Sleep(300 * time.Millisecond)
+	samples := p.Stop()
+	if len(samples) != 1 || samples[0].CPUPct < 30 {
+		t.Fatalf("samples %+v; want one final sample showing the busy loop", samples)
+	}
+}
