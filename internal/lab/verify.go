@@ -38,6 +38,9 @@ func (l *Lab) Verify(ctx context.Context, m *contender.Manifest, logDir string) 
 			if m.Has("chat") {
 				checks = append(checks, verify.ChatChecks(ctx, strings.TrimPrefix(base, "http://"), base)...)
 			}
+			if m.Has("stream") {
+				checks = append(checks, verify.StreamChecks(ctx, strings.TrimPrefix(base, "http://"), base)...)
+			}
 			return checks
 		}},
 		{"downstream", map[string]string{"DOWNSTREAM_URL": ds.URL()}, func(base string) []verify.Check {

@@ -174,6 +174,21 @@ func (r *Recorder) RecordDelivery(tag string, sent, received time.Time) {
 	record(t.window, lat)
 }
 
+// RecordLatencies adds delivered messages in one go, each with its latency from when it was
+// made to when it arrived: for loads of millions of messages a second, one lock per batch.
+func (r *Recorder) RecordLatencies(tag string, lats []time.Duration) {
+	t := r.tag(tag)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stats.Sent += int64(len(lats))
+	t.stats.Completed += int64(len(lats))
+	for _, l := range lats {
+		record(t.response, int64(l))
+		record(t.service, int64(l))
+		record(t.window, int64(l))
+	}
+}
+
 // Update changes a tag's counters under its lock, for loads whose outcomes are not HTTP
 // answers (e.g. chat deliveries missing or out of order).
 func (r *Recorder) Update(tag string, f func(*TagStats)) {

@@ -122,11 +122,66 @@ type Cell struct {
 	ClientBound    bool   `json:"client_bound"`
 	ClientBoundWhy string `json:"client_bound_why,omitempty"`
 	Hlog           string `json:"hlog,omitempty"` // path relative to the run's folder
+	// Stream is what a /stream load saw beyond latency (study 003); Memory the cap the
+	// contender ran under, when the level set one.
+	Stream *Stream `json:"stream,omitempty"`
+	Memory *Memory `json:"memory,omitempty"`
+}
+
+// Stream is what the clients of a /stream load received and what the server said it did.
+type Stream struct {
+	Clients     int     `json:"clients"`
+	Connected   int     `json:"connected"`
+	SlowClients int     `json:"slow_clients"`
+	ReadDelayMs float64 `json:"read_delay_ms,omitempty"` // per message, for the slow ones
+	Rate        int     `json:"rate_per_client"`         // messages/s asked of each client's generator; 0: as fast as it can
+	Size        int     `json:"size_bytes"`
+	Delivered   int64   `json:"delivered"`
+	PerSecond   float64 `json:"delivered_per_s"`
+	// PerClient is each client's messages/s: the slowest, the median and the fastest.
+	PerClient Spread `json:"per_client_per_s"`
+	// Gaps are messages a client never got (jumps in seq): the server dropped them.
+	Gaps        int64 `json:"gaps"`
+	Malformed   int64 `json:"malformed"`
+	OutOfOrder  int64 `json:"out_of_order"`
+	ClosedEarly int   `json:"closed_early"` // clients the server closed or lost before the end
+	// Server is the last answer of /stream/stats, taken after the clients closed.
+	Server        *StreamStats  `json:"server,omitempty"`
+	StatsTimeline []StatsSample `json:"stats_timeline"`
+	// StatsFailed counts polls of /stream/stats with no answer within 2 s: the server was
+	// unresponsive (the study's "unresponded").
+	StatsFailed int  `json:"stats_failed"`
+	Responsive  bool `json:"responsive_at_end"`
+}
+
+// StreamStats is /stream/stats.
+type StreamStats struct {
+	Clients   int64 `json:"clients"`
+	Generated int64 `json:"generated"`
+	Sent      int64 `json:"sent"`
+	Dropped   int64 `json:"dropped"`
+}
+
+// StatsSample is one poll of /stream/stats.
+type StatsSample struct {
+	T  float64 `json:"t"` // seconds since the load started
+	OK bool    `json:"ok"`
+	StreamStats
+}
+
+// Memory is the cap a contender ran under and what it came to.
+type Memory struct {
+	CapMB float64 `json:"cap_mb"`
+	// By is how the cap was set: "cgroup" (a memory cgroup around the process tree) or
+	// "heap" (only the runtime's own heap limit, where no cgroup could be made).
+	By        string  `json:"by"`
+	MaxUsedMB float64 `json:"max_used_mb,omitempty"` // the cgroup's high-water mark
+	OOMKills  int     `json:"oom_kills"`             // processes the kernel killed at the cap
 }
 
 // Outcome is how a cell ended.
 type Outcome struct {
-	Status   string   `json:"status"` // ok | crashed | unready | interrupted | error | unsupported | skipped
+	Status   string   `json:"status"` // ok | crashed | out-of-memory | unready | interrupted | error | unsupported | skipped
 	Detail   string   `json:"detail,omitempty"`
 	ExitCode *int     `json:"exit_code,omitempty"`
 	Signal   string   `json:"signal,omitempty"`
@@ -136,12 +191,13 @@ type Outcome struct {
 // Outcome statuses.
 const (
 	OutcomeOK          = "ok"
-	OutcomeCrashed     = "crashed"     // the contender exited during the cell
-	OutcomeUnready     = "unready"     // it never became ready
-	OutcomeInterrupted = "interrupted" // the user stopped the run
-	OutcomeError       = "error"       // the lab could not run the cell
-	OutcomeUnsupported = "unsupported" // the contender lacks the feature the load needs (see its README)
-	OutcomeSkipped     = "skipped"     // a lower level of the same ladder already broke
+	OutcomeCrashed     = "crashed"       // the contender exited during the cell
+	OutcomeUnready     = "unready"       // it never became ready
+	OutcomeInterrupted = "interrupted"   // the user stopped the run
+	OutcomeError       = "error"         // the lab could not run the cell
+	OutcomeUnsupported = "unsupported"   // the contender lacks the feature the load needs (see its README)
+	OutcomeSkipped     = "skipped"       // a lower level of the same ladder already broke
+	OutcomeOutOfMemory = "out-of-memory" // it died at its memory cap (killed by the kernel, or its runtime gave up)
 )
 
 // Latency summarises a histogram, in milliseconds.

@@ -1,0 +1,210 @@
+package stream
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A Conn is one /stream client: a WebSocket read by hand, because the load reads millions of
+// small frames a second on one core, into one buffer, with no allocation per message.
+type Conn struct {
+	nc  net.Conn
+	br  *bufio.Reader
+	wmu sync.Mutex // pongs from the reader, the close from whoever closes
+	buf []byte     // the message being assembled
+	// Arrived is when the last message's bytes came off the socket: taken once per read
+	// from the kernel, since every frame of one read arrived together.
+	Arrived time.Time
+}
+
+// HandshakeError is a refused upgrade: the server answered HTTP instead.
+type HandshakeError struct {
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("upgrade refused: HTTP %d %s", e.Status, clip(e.Body))
+}
+
+// CloseError is the server's close frame.
+type CloseError struct {
+	Code   int
+	Reason string
+}
+
+func (e *CloseError) Error() string {
+	return fmt.Sprintf("closed by the server: %d %s", e.Code, e.Reason)
+}
+
+// Dial opens ws://addr<path>; bufSize is the read buffer (small for a slow reader, so that it
+// does not drain the socket faster than it reads).
+func Dial(ctx context.Context, addr, path string, bufSize int) (*Conn, error) {
+	d := net.Dialer{Timeout: 10 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(dl)
+	} else {
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	}
+	keyRaw := make([]byte, 16)
+	_, _ = rand.Read(keyRaw)
+	key := base64.StdEncoding.EncodeToString(keyRaw)
+	req := "GET " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Key: " + key + "\r\nSec-WebSocket-Version: 13\r\n\r\n"
+	if _, err := io.WriteString(nc, req); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	br := bufio.NewReaderSize(nc, bufSize)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("reading the upgrade answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		nc.Close()
+		return nil, &HandshakeError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: body}
+	}
+	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	if got := resp.Header.Get("Sec-WebSocket-Accept"); got != base64.StdEncoding.EncodeToString(sum[:]) {
+		nc.Close()
+		return nil, fmt.Errorf("upgrade answer has a wrong Sec-WebSocket-Accept %q", got)
+	}
+	_ = nc.SetDeadline(time.Time{})
+	return &Conn{nc: nc, br: br, buf: make([]byte, 0, 1024)}, nil
+}
+
+// SetReadDeadline bounds the next reads.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
+
+// ReadMessage returns the next text message, assembled from its fragments; the slice is
+// valid until the next call. Pings are answered; a close frame ends it with a *CloseError.
+func (c *Conn) ReadMessage() ([]byte, error) {
+	c.buf = c.buf[:0]
+	for {
+		if c.br.Buffered() == 0 {
+			if _, err := c.br.Peek(1); err != nil {
+				return nil, err
+			}
+			c.Arrived = time.Now()
+		}
+		var h [2]byte
+		if _, err := io.ReadFull(c.br, h[:]); err != nil {
+			return nil, err
+		}
+		fin, op := h[0]&0x80 != 0, h[0]&0x0f
+		if h[1]&0x80 != 0 {
+			return nil, errors.New("the server masked a frame (RFC 6455 5.1 forbids it)")
+		}
+		n := int64(h[1] & 0x7f)
+		switch n {
+		case 126:
+			var x [2]byte
+			if _, err := io.ReadFull(c.br, x[:]); err != nil {
+				return nil, err
+			}
+			n = int64(binary.BigEndian.Uint16(x[:]))
+		case 127:
+			var x [8]byte
+			if _, err := io.ReadFull(c.br, x[:]); err != nil {
+				return nil, err
+			}
+			n = int64(binary.BigEndian.Uint64(x[:]))
+		}
+		if n > 1<<24 || int64(len(c.buf))+n > 1<<24 {
+			return nil, fmt.Errorf("a frame of %d bytes: over the client's 16 MiB limit", n)
+		}
+		if op >= 8 { // control frames may come between fragments
+			ctl := make([]byte, n)
+			if _, err := io.ReadFull(c.br, ctl); err != nil {
+				return nil, err
+			}
+			switch op {
+			case 8:
+				ce := &CloseError{Code: 1005}
+				if len(ctl) >= 2 {
+					ce.Code, ce.Reason = int(binary.BigEndian.Uint16(ctl)), string(ctl[2:])
+				}
+				return nil, ce
+			case 9:
+				_ = c.write(10, ctl)
+			}
+			continue
+		}
+		if op != 0 && op != 1 {
+			return nil, fmt.Errorf("a frame of opcode %d: /stream sends text frames", op)
+		}
+		at := len(c.buf)
+		if need := at + int(n); need > cap(c.buf) {
+			grown := make([]byte, at, max(need, 2*cap(c.buf)))
+			copy(grown, c.buf)
+			c.buf = grown
+		}
+		c.buf = c.buf[:at+int(n)]
+		if _, err := io.ReadFull(c.br, c.buf[at:]); err != nil {
+			return nil, err
+		}
+		if fin {
+			return c.buf, nil
+		}
+	}
+}
+
+// write sends one masked frame (clients must mask).
+func (c *Conn) write(op byte, payload []byte) error {
+	if len(payload) > 125 {
+		return errors.New("control payload over 125 bytes")
+	}
+	frame := make([]byte, 0, 6+len(payload))
+	frame = append(frame, 0x80|op, 0x80|byte(len(payload)))
+	var mask [4]byte
+	_, _ = rand.Read(mask[:])
+	frame = append(frame, mask[:]...)
+	for i, b := range payload {
+		frame = append(frame, b^mask[i%4])
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+	_, err := c.nc.Write(frame)
+	return err
+}
+
+// WriteText sends a text frame (the server ignores it; verify checks that it does).
+func (c *Conn) WriteText(text string) error { return c.write(1, []byte(text)) }
+
+// Close sends a normal close and closes the connection without waiting for the answer: the
+// server may have megabytes queued in front of its close frame.
+func (c *Conn) Close() error {
+	_ = c.write(8, []byte{0x03, 0xe8})
+	return c.nc.Close()
+}
+
+// Path is the request path for rate and size.
+func Path(rate, size int) string { return fmt.Sprintf("/stream?rate=%d&size=%d", rate, size) }
+
+// IsClosedErr reports whether err is the end of a connection rather than a protocol fault.
+func IsClosedErr(err error) bool {
+	var ce *CloseError
+	return errors.As(err, &ce) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "connection reset")
+}

@@ -1,0 +1,328 @@
+package stream
+
+import (
+	"bufio"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// Server is the lab's reference producer: the contract done plainly in Go, for verify's own
+// tests, the load's tests and the client benchmark. It writes frames by hand into one
+// buffered writer per client, so that it can outrun the client it is measured against.
+type Server struct {
+	ln                                net.Listener
+	srv                               *http.Server
+	backpressure                      bool
+	blast                             bool
+	clients, generated, sent, dropped atomic.Int64
+	wg                                sync.WaitGroup
+}
+
+// ServerOptions choose the producer's behaviour.
+type ServerOptions struct {
+	Backpressure bool
+	// Blast makes rate 0 clients bypass generator and queue: the sender formats each message
+	// as it writes it, paced by TCP alone. A producer for measuring the client, not a contender.
+	Blast bool
+}
+
+// StartServer listens on addr (e.g. "127.0.0.1:0").
+func StartServer(addr string, o ServerOptions) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{ln: ln, backpressure: o.Backpressure, blast: o.Blast}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /stream", s.serve)
+	mux.HandleFunc("GET /stream/stats", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Stats())
+	})
+	mux.HandleFunc("GET /actuator/health/readiness", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"UP"}`))
+	})
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Addr is host:port.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Stats are the server's counters, as /stream/stats answers them.
+func (s *Server) Stats() Stats {
+	return Stats{Clients: s.clients.Load(), Generated: s.generated.Load(), Sent: s.sent.Load(), Dropped: s.dropped.Load()}
+}
+
+// Close stops listening and ends every client.
+func (s *Server) Close() error {
+	err := s.srv.Close() // hijacked connections are ours: each client ends on its write error
+	s.wg.Wait()
+	return err
+}
+
+func badRequest(w http.ResponseWriter, what string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": what})
+}
+
+// Param reads an integer query parameter in lo..hi, def when absent.
+func Param(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if !r.URL.Query().Has(name) {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s must be an integer in %d..%d, got %q", name, lo, hi, v)
+	}
+	return n, nil
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	rate, err := Param(r, "rate", 0, 0, MaxRate)
+	if err != nil {
+		badRequest(w, err.Error())
+		return
+	}
+	size, err := Param(r, "size", DefaultSize, MinSize, MaxSize)
+	if err != nil {
+		badRequest(w, err.Error())
+		return
+	}
+	key := r.Header.Get("Sec-WebSocket-Key")
+	if key == "" || r.Header.Get("Upgrade") == "" {
+		badRequest(w, "/stream is a WebSocket: upgrade expected")
+		return
+	}
+	nc, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
+		base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n")
+	if brw.Flush() != nil {
+		nc.Close()
+		return
+	}
+	s.wg.Add(1)
+	s.clients.Add(1)
+	defer func() { s.clients.Add(-1); nc.Close(); s.wg.Done() }()
+	c := &client{s: s, nc: nc, w: bufio.NewWriterSize(nc, 64<<10), rate: rate, size: size, done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	go c.readUntilClose(brw.Reader)
+	if s.blast && rate == 0 {
+		c.blast()
+		return
+	}
+	gen := make(chan struct{})
+	go func() { defer close(gen); c.generate() }()
+	c.send()
+	c.stop()
+	<-gen // a client counts until its generator has stopped
+}
+
+type client struct {
+	s          *Server
+	nc         net.Conn
+	w          *bufio.Writer
+	rate, size int
+	done       chan struct{}
+	closeOnce  sync.Once
+	wake       chan struct{}
+	mu         sync.Mutex
+	queue      [][]byte // waiting messages, oldest first (a ring would save the copy; this is the reference)
+	seq        int64
+}
+
+func (c *client) stop() { c.closeOnce.Do(func() { close(c.done) }) }
+
+// readUntilClose discards what the client sends and stops the client when it goes.
+func (c *client) readUntilClose(br *bufio.Reader) {
+	defer c.stop()
+	for {
+		var h [2]byte
+		if _, err := readFull(br, h[:]); err != nil {
+			return
+		}
+		n := int64(h[1] & 0x7f)
+		switch n {
+		case 126:
+			var x [2]byte
+			if _, err := readFull(br, x[:]); err != nil {
+				return
+			}
+			n = int64(x[0])<<8 | int64(x[1])
+		case 127:
+			return // nobody sends /stream 64 KiB
+		}
+		if _, err := br.Discard(int(n) + 4); err != nil || h[0]&0x0f == 8 {
+			return
+		}
+	}
+}
+
+func readFull(br *bufio.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := br.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (c *client) make() []byte {
+	now := time.Now().UnixMicro()
+	m := appendFrame(make([]byte, 0, c.size+10), c.seq, now, c.size)
+	c.seq++
+	return m
+}
+
+// generate makes messages at the client's rate (0: batches as fast as it can) and queues them.
+func (c *client) generate() {
+	var tick *time.Ticker
+	start := time.Now()
+	if c.rate > 0 {
+		tick = time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+	}
+	var made int64
+	for {
+		n := Batch
+		if tick != nil {
+			select {
+			case <-c.done:
+				return
+			case now := <-tick.C:
+				n = int(int64(now.Sub(start).Seconds()*float64(c.rate)) - made)
+			}
+		} else {
+			select {
+			case <-c.done:
+				return
+			default:
+			}
+		}
+		batch := make([][]byte, 0, n)
+		for range n {
+			batch = append(batch, c.make())
+		}
+		made += int64(n)
+		c.s.generated.Add(int64(n))
+		c.mu.Lock()
+		c.queue = append(c.queue, batch...)
+		if c.s.backpressure && len(c.queue) > MaxQueue {
+			over := len(c.queue) - MaxQueue
+			clear(c.queue[:over])
+			c.queue = append(c.queue[:0], c.queue[over:]...)
+			c.s.dropped.Add(int64(over))
+		}
+		c.mu.Unlock()
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+		if tick == nil {
+			runtime.Gosched()
+		}
+	}
+}
+
+// send writes what is queued: with back-pressure at most MaxInFlight messages per write,
+// done when the write returns; without, all that waits.
+func (c *client) send() {
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.wake:
+		}
+		for {
+			c.mu.Lock()
+			n := len(c.queue)
+			if c.s.backpressure {
+				n = min(n, MaxInFlight)
+			}
+			out := append([][]byte(nil), c.queue[:n]...)
+			clear(c.queue[:n])
+			c.queue = c.queue[n:]
+			c.mu.Unlock()
+			if n == 0 {
+				break
+			}
+			c.s.sent.Add(int64(n))
+			for _, m := range out {
+				_, _ = c.w.Write(m)
+			}
+			if err := c.w.Flush(); err != nil {
+				c.stop()
+				return
+			}
+		}
+	}
+}
+
+// blast formats and writes messages until the client goes.
+func (c *client) blast() {
+	buf := make([]byte, 0, c.size+16)
+	for n := 0; ; n++ {
+		buf = appendFrame(buf[:0], c.seq, time.Now().UnixMicro(), c.size)
+		c.seq++
+		if _, err := c.w.Write(buf); err != nil {
+			c.stop()
+			return
+		}
+		if n%256 == 0 {
+			c.s.generated.Add(256)
+			c.s.sent.Add(256)
+			select {
+			case <-c.done:
+				return
+			default:
+			}
+		}
+	}
+}
+
+// appendFrame appends one unmasked text frame holding the message, with no copy between.
+func appendFrame(dst []byte, seq, ts int64, size int) []byte {
+	n := max(size, len(headSeq)+decimals(seq)+len(headTS)+decimals(ts)+len(headPad)+len(tail))
+	dst = append(dst, 0x81)
+	switch {
+	case n < 126:
+		dst = append(dst, byte(n))
+	case n < 1<<16:
+		dst = append(dst, 126, byte(n>>8), byte(n))
+	default:
+		dst = append(dst, 127, 0, 0, 0, 0, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return AppendMessage(dst, seq, ts, size)
+}
+
+func decimals(n int64) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
+
+// Stats is /stream/stats.
+type Stats = results.StreamStats
