@@ -119,7 +119,7 @@ client's ceiling rather than the server's.`,
 		},
 	}
 	lf.register(cmd)
-	cmd.AddCommand(newBenchChatCmd())
+	cmd.AddCommand(newBenchChatCmd(), newBenchStreamCmd())
 	f := cmd.Flags()
 	f.StringVar(&against, "against", "spring-webflux", "the server: a contender, or lab-downstream")
 	f.StringVar(&path, "path", "/instant", "the request path (lab-downstream: /resources/data1.json)")

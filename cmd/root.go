@@ -37,7 +37,7 @@ Start with:  arena run            (the default comparison)
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newListCmd(), newVerifyCmd(), newBuildCmd(), newReportCmd(), newBenchCmd(), newDownstreamCmd(), newChatServerCmd(), newMatrixCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newVerifyCmd(), newBuildCmd(), newReportCmd(), newBenchCmd(), newDownstreamCmd(), newChatServerCmd(), newStreamServerCmd(), newMatrixCmd())
 	return root
 }
 

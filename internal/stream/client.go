@@ -24,8 +24,8 @@ type Conn struct {
 	br  *bufio.Reader
 	wmu sync.Mutex // pongs from the reader, the close from whoever closes
 	buf []byte     // the message being assembled
-	// Arrived is when the last message's bytes came off the socket: taken once per read
-	// from the kernel, since every frame of one read arrived together.
+	// Arrived is when the last message's last bytes came off the socket: taken once per
+	// read from the kernel, since every frame of one read arrived together.
 	Arrived time.Time
 }
 
@@ -72,7 +72,8 @@ func Dial(ctx context.Context, addr, path string, bufSize int) (*Conn, error) {
 		nc.Close()
 		return nil, err
 	}
-	br := bufio.NewReaderSize(nc, bufSize)
+	c := &Conn{nc: nc, buf: make([]byte, 0, 1024)}
+	br := bufio.NewReaderSize(stamped{nc, &c.Arrived}, bufSize)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
 	if err != nil {
 		nc.Close()
@@ -90,7 +91,23 @@ func Dial(ctx context.Context, addr, path string, bufSize int) (*Conn, error) {
 		return nil, fmt.Errorf("upgrade answer has a wrong Sec-WebSocket-Accept %q", got)
 	}
 	_ = nc.SetDeadline(time.Time{})
-	return &Conn{nc: nc, br: br, buf: make([]byte, 0, 1024)}, nil
+	c.br = br
+	return c, nil
+}
+
+// stamped notes when each read from the kernel returned: a message's arrival is the read
+// that completed it.
+type stamped struct {
+	net.Conn
+	at *time.Time
+}
+
+func (s stamped) Read(b []byte) (int, error) {
+	n, err := s.Conn.Read(b)
+	if n > 0 {
+		*s.at = time.Now()
+	}
+	return n, err
 }
 
 // SetReadDeadline bounds the next reads.
@@ -101,12 +118,6 @@ func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(
 func (c *Conn) ReadMessage() ([]byte, error) {
 	c.buf = c.buf[:0]
 	for {
-		if c.br.Buffered() == 0 {
-			if _, err := c.br.Peek(1); err != nil {
-				return nil, err
-			}
-			c.Arrived = time.Now()
-		}
 		var h [2]byte
 		if _, err := io.ReadFull(c.br, h[:]); err != nil {
 			return nil, err

@@ -123,7 +123,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	s.clients.Add(1)
 	defer func() { s.clients.Add(-1); nc.Close(); s.wg.Done() }()
-	c := &client{s: s, nc: nc, w: bufio.NewWriterSize(nc, 64<<10), rate: rate, size: size, done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	c := &client{s: s, nc: nc, w: bufio.NewWriterSize(nc, writeBuffer(s.blast)), rate: rate, size: size, done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	go c.readUntilClose(brw.Reader)
 	if s.blast && rate == 0 {
 		c.blast()
@@ -326,3 +326,12 @@ func decimals(n int64) int {
 
 // Stats is /stream/stats.
 type Stats = results.StreamStats
+
+// writeBuffer is a client's send buffer: large for the blast producer, whose cost is mostly
+// the syscalls it makes.
+func writeBuffer(blast bool) int {
+	if blast {
+		return 256 << 10
+	}
+	return 64 << 10
+}
