@@ -10,11 +10,12 @@ import (
 	"github.com/arena-lab/arena/scenarios/downstream"
 	"github.com/arena-lab/arena/scenarios/isolation"
 	"github.com/arena-lab/arena/scenarios/sleep"
+	"github.com/arena-lab/arena/scenarios/stream"
 )
 
 // All is every scenario, the default first.
 func All() []scenario.Scenario {
-	return []scenario.Scenario{isolation.Scenario{}, sleep.Scenario{}, downstream.Scenario{}, chat.Scenario{}}
+	return []scenario.Scenario{isolation.Scenario{}, sleep.Scenario{}, downstream.Scenario{}, chat.Scenario{}, stream.Scenario{}}
 }
 
 // Find returns the scenario called name.

@@ -46,6 +46,13 @@ func (p *Progress) Step(name string) {
 	}
 }
 
+// Note prints a remark about the step or cell under way.
+func (p *Progress) Note(what string) {
+	if p.w != nil {
+		fmt.Fprintf(p.w, "        note: %s\n", what)
+	}
+}
+
 func (p *Progress) Done(what string) {
 	if p.w != nil {
 		fmt.Fprintln(p.w, what)
@@ -90,6 +97,13 @@ func (p *Progress) CellDone(i int, c results.Cell) {
 	var parts []string
 	for _, t := range c.Tags {
 		parts = append(parts, fmt.Sprintf("%s p99 %s", t.Tag, results.FormatMs(t.Response.P99)))
+	}
+	if st := c.Stream; st != nil {
+		parts = append(parts, fmt.Sprintf("%.0f msg/s delivered", st.PerSecond))
+		if st.Server != nil {
+			parts = append(parts, fmt.Sprintf("%d dropped", st.Server.Dropped))
+		}
+		parts = append(parts, fmt.Sprintf("RSS max %.0f MB", c.Server.Summary.RSSMBMax))
 	}
 	status := c.Outcome.Status
 	if c.ClientBound {

@@ -30,6 +30,10 @@ const (
 	minLate         = 5
 )
 
+// capHeadroomMB is what a memory cap allows beyond the heap: a runtime's own needs (code,
+// metaspace, thread stacks, direct buffers) without which a healthy server would die.
+const capHeadroomMB = 512
+
 // Lab is the experiment's fixed part: where it lives, what every contender shares, and
 // where the client and the servers run.
 type Lab struct {
@@ -266,6 +270,23 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 		return cell
 	}
 	cell.Port = in.Port
+	var cg *memCgroup
+	if c.level.MemoryCap {
+		capMB := l.Settings.HeapMB + capHeadroomMB
+		var err error
+		if cg, err = newMemCgroup(c.m.Name, capMB); err != nil {
+			cg = nil
+			cell.Memory = &results.Memory{CapMB: float64(l.Settings.HeapMB), By: "heap"}
+			l.Progress.Note("memory cap: the heap only (" + err.Error() + ")")
+		} else if err := cg.add(in.Pid()); err != nil {
+			cg.remove()
+			cg = nil
+			cell.Memory = &results.Memory{CapMB: float64(l.Settings.HeapMB), By: "heap"}
+			l.Progress.Note("memory cap: the heap only (" + err.Error() + ")")
+		} else {
+			defer func() { cell.Memory = cg.record(); cg.remove() }()
+		}
+	}
 	if err := in.WaitReady(ctx, readyTimeout); err != nil {
 		in.Stop()
 		cell.Outcome = exitOutcome(in, results.OutcomeUnready, err.Error())
@@ -321,7 +342,11 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 		c.level.Closed.Run(loadCtx, doer, rec, windowInterval)
 	case c.level.Driver != nil:
 		stopRotate := load.RotateEvery(rec, windowInterval)
-		driveErr = c.level.Driver.Run(loadCtx, in.Addr(), rec)
+		if m, ok := c.level.Driver.(scenario.Measurer); ok {
+			cell.Stream, driveErr = m.Measure(loadCtx, in.Addr(), rec)
+		} else {
+			driveErr = c.level.Driver.Run(loadCtx, in.Addr(), rec)
+		}
 		stopRotate()
 	}
 	elapsed := time.Since(start)
@@ -353,6 +378,8 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	}
 	cell.ClientBound, cell.ClientBoundWhy = clientBound(cell, c.level, len(l.ClientCPUs))
 	switch {
+	case crashed && (outOfMemory(in.Tail()) || cg != nil && cg.record().OOMKills > 0):
+		cell.Outcome = exitOutcome(in, results.OutcomeOutOfMemory, fmt.Sprintf("%s ran out of memory: %s during the load, %.1f s in", c.m.Name, in.Describe(), elapsed.Seconds()))
 	case crashed:
 		cell.Outcome = exitOutcome(in, results.OutcomeCrashed, fmt.Sprintf("%s %s during the load, %.1f s in", c.m.Name, in.Describe(), elapsed.Seconds()))
 	case ctx.Err() != nil:

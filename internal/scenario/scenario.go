@@ -38,6 +38,9 @@ type Level struct {
 	Open   *load.OpenLoop
 	Closed *load.ClosedLoop
 	Driver Driver
+	// MemoryCap runs the contender under a memory cap (the lab's heap + 512 MiB, in a memory
+	// cgroup where the lab can make one), so that running out of memory is an outcome.
+	MemoryCap bool
 	// Warmup runs before the measured load, one loop after another, and is discarded.
 	Warmup []*load.ClosedLoop
 	// Drain is for the ETA: in an open loop, how long the last requests take after the last
@@ -54,6 +57,13 @@ type Driver interface {
 	Describe() string
 	Stream() results.StreamPlan // its one tagged stream, for the results
 	Expected() time.Duration    // for the ETA
+}
+
+// A Measurer is a Driver with figures beyond latency, such as study 003's deliveries, drops
+// and server counters.
+type Measurer interface {
+	Driver
+	Measure(ctx context.Context, addr string, rec *load.Recorder) (*results.Stream, error)
 }
 
 // Downstream is the lab's downstream server as a level needs it.
