@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -145,11 +146,15 @@ func printSummary(run *results.Run) {
 	for _, t := range tags {
 		head = append(head, strings.ToUpper(t)+" p50/p99")
 	}
-	head = append(head, "ERRORS", "CPU%", "RSS MB", "THREADS", "NOTE")
+	head = append(head, "PER S", "ERRORS", "CPU%", "RSS MB", "THREADS", "NOTE")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, strings.Join(head, "\t"))
 	for _, s := range run.Summary {
-		row := []string{s.Contender, s.Level, verdict[s.Contender+"/"+s.Level]}
+		v, ok := verdict[s.Contender+"/"+s.Level]
+		if !ok {
+			v = verdict[s.Contender+"/"] // a verdict on the contender as a whole
+		}
+		row := []string{s.Contender, s.Level, v}
 		for _, tag := range tags {
 			cellText := "-"
 			for _, t := range s.Tags {
@@ -163,8 +168,17 @@ func printSummary(run *results.Run) {
 		for _, t := range s.Tags {
 			failed += t.Errors + t.Non2xx
 		}
-		row = append(row, fmt.Sprint(failed))
+		rate := "-"
+		if len(s.Tags) > 0 && s.Tags[0].RPS.Median > 0 {
+			rate = fmt.Sprintf("%.0f", s.Tags[0].RPS.Median)
+		}
+		row = append(row, rate, fmt.Sprint(failed))
 		var note []string
+		for _, o := range s.Outcomes {
+			if o != results.OutcomeOK && !slices.Contains(note, o) {
+				note = append(note, o)
+			}
+		}
 		if s.Noisy {
 			note = append(note, "noisy")
 		}

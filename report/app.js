@@ -74,6 +74,14 @@
     });
   }
 
+  // withCap draws the memory cap as a line across the chart, when there was one.
+  function withCap(series, cap) {
+    if (!cap || !series.length) return series;
+    series[0].markLine = { silent: true, symbol: 'none', lineStyle: { color: '#b3261e', type: 'dashed' },
+      label: { formatter: 'cap ' + fmtNum(cap) + ' MB', position: 'insideEndTop' }, data: [{ yAxis: cap }] };
+    return series;
+  }
+
   // Bars of a series sit side by side in a category: these match echarts' layout, so that
   // the whiskers land on their bars.
   var BAR_GAP = 0.1, CATEGORY_GAP = 0.3;
@@ -149,7 +157,16 @@
       var level = levelOf(el);
       var o = base('MB', 'value', fmtNum);
       o.xAxis = timeAxis();
-      o.series = lines(level.lines.rss, false).concat(lines(level.lines.downstream_rss, false));
+      o.series = withCap(lines(level.lines.rss, false).concat(lines(level.lines.downstream_rss, false)), level.cap_mb);
+      return o;
+    },
+    // Memory under slow consumers: a line per contender and level, the cap drawn.
+    stream_rss: function () {
+      var d = data.stream_rss;
+      var o = base('MB', 'value', fmtNum);
+      o.xAxis = timeAxis();
+      o.series = withCap(lines(d.lines, false), d.cap_mb);
+      if (d.cap_mb) o.yAxis.max = function (e) { return Math.max(e.max, d.cap_mb) * 1.05; };
       return o;
     },
     threads: function (el) {

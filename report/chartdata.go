@@ -14,6 +14,8 @@ type chartData struct {
 	Levels []levelData `json:"levels"`
 	Curves []curveData `json:"curves"` // the groups of levels drawn against X
 	Bars   []barsData  `json:"bars"`   // bar charts: throughput, the matrix's headlines
+	// StreamRSS is the memory of the slow-consumer levels over time (study 003).
+	StreamRSS *streamRSSData `json:"stream_rss,omitempty"`
 }
 
 type levelData struct {
@@ -22,6 +24,7 @@ type levelData struct {
 	// Lines are the resource timelines: "cpu", "client_cpu", "rss", "threads", and the lab's
 	// downstream's "downstream_cpu" and "downstream_rss" for the contenders that had one.
 	Lines map[string][]line `json:"lines"`
+	CapMB float64           `json:"cap_mb,omitempty"` // the memory cap its cells ran under
 }
 
 type tagData struct {
@@ -41,7 +44,7 @@ type line struct {
 }
 
 func buildChartData(v *pageView) chartData {
-	data := chartData{Levels: []levelData{}, Curves: []curveData{}, Bars: v.bars}
+	data := chartData{Levels: []levelData{}, Curves: []curveData{}, Bars: v.bars, StreamRSS: v.streamRSS}
 	if data.Bars == nil {
 		data.Bars = []barsData{}
 	}
@@ -66,6 +69,11 @@ func buildChartData(v *pageView) chartData {
 		}
 		cpu := func(s probe.Sample) float64 { return s.CPUPct }
 		rss := func(s probe.Sample) float64 { return s.RSSMB }
+		for _, name := range lv.Contenders {
+			if c := lv.Timelines[name]; c != nil && c.Memory != nil {
+				d.CapMB = max(d.CapMB, c.Memory.CapMB)
+			}
+		}
 		for ci, name := range lv.Contenders {
 			c := lv.Timelines[name]
 			var server, client []probe.Sample

@@ -29,6 +29,9 @@ type pageView struct {
 	Curves []curveView
 	// Throughput is the closed-loop levels without an X, side by side: their headline.
 	Throughput *throughputView
+	// Stream is study 003's headline, when cells pushed /stream.
+	Stream    *streamView
+	streamRSS *streamRSSData
 	// DownstreamCPUs is where the lab's downstream ran, when some cell measured it.
 	DownstreamCPUs string
 	bars           []barsData // chart data of the bar charts the views point into
@@ -106,6 +109,7 @@ func buildPage(run *results.Run) *pageView {
 	}
 	v.Curves = buildCurves(v.Levels)
 	v.Throughput = buildThroughput(v)
+	v.Stream, v.streamRSS = buildStream(v)
 	v.DownstreamCPUs = downstreamCPUs(run)
 	for _, c := range run.Cells {
 		if c.Outcome.Status != results.OutcomeOK {
@@ -385,11 +389,11 @@ func fmtErrors(t results.TagSummary) string {
 func tone(word string) string {
 	w := strings.ToLower(word)
 	switch w {
-	case "isolated", "holds", "complete", "passed", "ok", "fastest", "within 10 %":
+	case "isolated", "holds", "complete", "passed", "ok", "fastest", "within 10 %", "bounded":
 		return "good"
-	case "starved", "fails", "failed", "interrupted", "crashed", "unready", "error", "queues":
+	case "starved", "fails", "failed", "interrupted", "crashed", "unready", "error", "queues", "out-of-memory", "unbounded":
 		return "bad"
-	case "partly", "running":
+	case "partly", "running", "bounded, costly":
 		return "mixed"
 	}
 	switch {

@@ -109,7 +109,7 @@ func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
 			l.Slow, l.ReadDelay, l.Duration = sh.clients, readDelay, sh.slow
 		}
 		plan.Levels = append(plan.Levels, scenario.Level{
-			Name: m.name, Group: m.group + ", back-pressure " + m.bp, X: float64(sh.clients), XName: "clients",
+			Name: m.name, // no X: four levels of one count are no curve
 			Env: map[string]string{"BACKPRESSURE": m.bp}, Driver: l, MemoryCap: true,
 		})
 	}
