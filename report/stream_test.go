@@ -17,7 +17,7 @@ func fixtureStream(t *testing.T) *results.Run {
 	run := &results.Run{
 		Schema: results.SchemaVersion, ID: "20261121-090000-stream", Command: []string{"arena", "run", "stream", "--quick"},
 		Started: start, Finished: &finished, Status: "complete", Env: fixtureEnv(),
-		Scenario: results.ScenarioInfo{Name: "stream", Title: "Stream", Study: "study 003", Preset: "default", Quick: true, Repeat: 1},
+		Scenario:   results.ScenarioInfo{Name: "stream", Title: "Stream", Study: "study 003", Preset: "default", Quick: true, Repeat: 1},
 		Contenders: []results.Contender{{Name: "undertow", Verified: "passed"}, {Name: "netty", Verified: "passed"}},
 	}
 	for _, lv := range []string{"throughput-on", "throughput-off", "slow-on", "slow-off"} {

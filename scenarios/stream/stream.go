@@ -110,7 +110,7 @@ func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
 		}
 		plan.Levels = append(plan.Levels, scenario.Level{
 			Name: m.name, // no X: four levels of one count are no curve
-			Env: map[string]string{"BACKPRESSURE": m.bp}, Driver: l, MemoryCap: true,
+			Env:  map[string]string{"BACKPRESSURE": m.bp}, Driver: l, MemoryCap: true,
 		})
 	}
 	return plan, nil
