@@ -24,6 +24,7 @@ import (
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/report"
+	streamscenario "github.com/arena-lab/arena/scenarios/stream"
 )
 
 var arenaBin string
@@ -373,6 +374,7 @@ func isDynamicKey(k string) bool {
 	switch k {
 	case "2xx", "3xx", "4xx", "5xx", "other", "timeout", "refused", "reset", "closed",
 		"missing", "duplicated", "out-of-order", "connect", // chat delivery faults
+		"malformed", // stream delivery faults
 		"WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PORT":
 		return true
 	}
@@ -490,5 +492,72 @@ func TestChatDeliversEverythingOnEveryChatContender(t *testing.T) {
 		if d.Completed != d.Scheduled || len(d.Errors) > 0 {
 			t.Errorf("%s: %d of %d deliveries, faults %v; want every message once, in order", c.Contender, d.Completed, d.Scheduled, d.Errors)
 		}
+	}
+}
+
+// Study 003's safety half, one contender per concurrency model: with back-pressure on, slow
+// consumers leave memory bounded under the lab's cap, the server drops and counts, and it
+// stays responsive. One contender without back-pressure shows the other half: memory grows
+// until the cap ends it (or it is still growing when the load ends).
+func TestStreamSlowConsumersStayBoundedWithBackpressure(t *testing.T) {
+	e2e(t)
+	all, err := contender.Discover("contenders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perModel := map[string]string{}
+	var picked []string
+	for _, m := range all {
+		if m.Has("stream") && perModel[m.Model] == "" {
+			perModel[m.Model] = m.Name
+			picked = append(picked, m.Name)
+		}
+	}
+	if len(picked) == 0 {
+		t.Fatal("no contender has /stream")
+	}
+	out := t.TempDir()
+	log, code := arena(t, 30*time.Minute, "run", "stream", "--quick", "--duration", "8s", "--levels", "slow-on",
+		"--contenders", strings.Join(picked, ","), "--out", out)
+	if code != 0 {
+		t.Fatalf("arena run stream exited %d:\n%s", code, log)
+	}
+	run := loadRun(t, out, "stream")
+	for _, c := range run.Cells {
+		if c.Outcome.Status != results.OutcomeOK || c.Stream == nil || c.Memory == nil {
+			t.Errorf("%s: outcome %s %s", c.Contender, c.Outcome.Status, c.Outcome.Detail)
+			continue
+		}
+		f := streamscenario.FateOf(c)
+		switch {
+		case c.Memory.By != "cgroup":
+			t.Errorf("%s: memory capped by %q, want a cgroup (this machine has cgroup v1)", c.Contender, c.Memory.By)
+		case !f.Bounded():
+			t.Errorf("%s with back-pressure under slow consumers: %s; want bounded", c.Contender, f)
+		case c.Stream.Server == nil || c.Stream.Server.Dropped == 0:
+			t.Errorf("%s: no drops counted with %d slow clients at rate 0: %+v", c.Contender, c.Stream.SlowClients, c.Stream.Server)
+		case c.Stream.Delivered == 0 || c.Stream.Malformed > 0 || c.Stream.OutOfOrder > 0:
+			t.Errorf("%s: delivered %d, malformed %d, out of order %d", c.Contender, c.Stream.Delivered, c.Stream.Malformed, c.Stream.OutOfOrder)
+		}
+	}
+	if len(run.Cells) != len(picked) {
+		t.Errorf("%d cells for %d contenders (%v)", len(run.Cells), len(picked), picked)
+	}
+
+	out = t.TempDir()
+	log, code = arena(t, 10*time.Minute, "run", "stream", "--quick", "--duration", "10s", "--levels", "slow-off",
+		"--contenders", "go-nethttp", "--out", out)
+	if code != 0 {
+		t.Fatalf("arena run stream (slow-off) exited %d:\n%s", code, log)
+	}
+	off := loadRun(t, out, "stream")
+	if len(off.Cells) != 1 || off.Cells[0].Stream == nil {
+		t.Fatalf("slow-off: %d cells", len(off.Cells))
+	}
+	if f := streamscenario.FateOf(off.Cells[0]); !f.Grew() {
+		t.Errorf("go-nethttp without back-pressure under slow consumers: %s; want growth or a failure at the cap", f)
+	}
+	if off.Claims[0].Verdict == "fails" || off.Claims[0].Verdict == "untested" {
+		t.Errorf("claim a: %+v", off.Claims[0])
 	}
 }
