@@ -158,7 +158,7 @@ func latestRuns(runs []*results.Run) []*results.Run {
 // latency at the largest X; closed loops by requests/s per level; anything else by the
 // first tag's p99.
 type headline struct {
-	kind       string // instant | curve | closed | first
+	kind       string // instant | curve | closed | push | first
 	what       string
 	chartTitle string
 }
@@ -166,7 +166,9 @@ type headline struct {
 func headlineOf(run *results.Run) headline {
 	levels := levelOrder(run)
 	switch {
-	case run.Scenario.Name == "isolation" && hasTag(run, "instant"):
+	case slices.ContainsFunc(run.Cells, func(c results.Cell) bool { return c.Stream != nil }):
+		return headline{kind: "push", what: "delivered messages/s and the server's peak RSS per level (median over repeats), and the verdict", chartTitle: "delivered messages/s"}
+		case run.Scenario.Name == "isolation" && hasTag(run, "instant"):
 		return headline{kind: "instant", what: "/instant p99 (merged), and the verdict", chartTitle: "/instant p99, ms"}
 	case slices.ContainsFunc(levels, onCurve):
 		return headline{kind: "curve", what: "the verdict per group, and the mean latency at the largest X measured", chartTitle: "mean latency at the largest X, ms"}
@@ -312,6 +314,12 @@ func (h headline) cell(run *results.Run, contender string) matrixCell {
 				f.Text = "no figures"
 			}
 			cell.Figures = append(cell.Figures, f)
+		}
+	case "push":
+		for _, l := range levelOrder(run) {
+			if rate, rss, ok := pushOf(run, contender, l.Name); ok {
+				cell.Figures = append(cell.Figures, matrixFigure{Label: l.Name, Text: fmt.Sprintf("%s msg/s, RSS %s MB", fmtRate(rate), trimFloat(float64(int(rss))))})
+			}
 		}
 	case "closed":
 		for _, l := range levelOrder(run) {
@@ -475,6 +483,14 @@ func (h headline) chart(run *results.Run) (barsData, bool) {
 				return 0, false
 			})})
 		}
+	case "push":
+		b.Unit, b.Format = "messages/s", "num"
+		for _, l := range levelOrder(run) {
+			b.Series = append(b.Series, barSeries{Name: l.Name, Values: values(func(c string) (float64, bool) {
+				rate, _, ok := pushOf(run, c, l.Name)
+				return rate, ok
+			})})
+		}
 	case "closed":
 		b.Unit, b.Format = "requests/s", "num"
 		for _, l := range levelOrder(run) {
@@ -506,3 +522,21 @@ func (h headline) chart(run *results.Run) (barsData, bool) {
 
 // Started formats a run's start for the matrix's table of runs.
 func (v *matrixView) Started(run *results.Run) string { return stamp(run.Started) }
+
+// pushOf is a contender's delivered messages/s and peak server RSS at a /stream level, the
+// medians over its repeats.
+func pushOf(run *results.Run, contender, level string) (rate, rssMB float64, ok bool) {
+	var rates, rss []float64
+	for _, c := range run.Cells {
+		if c.Contender == contender && c.Level == level && c.Stream != nil {
+			rates = append(rates, c.Stream.PerSecond)
+			rss = append(rss, c.Server.Summary.RSSMBMax)
+		}
+	}
+	if len(rates) == 0 {
+		return 0, 0, false
+	}
+	slices.Sort(rates)
+	slices.Sort(rss)
+	return rates[len(rates)/2], rss[len(rss)/2], true
+}

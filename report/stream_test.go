@@ -98,3 +98,12 @@ func TestChromiumDrawsStream(t *testing.T) {
 	t.Parallel()
 	browserCheck(t, "stream", func(lib, out string) error { return WriteFile(fixtureStream(t), lib, out) })
 }
+
+func TestMatrixShowsDeliveredAndMemory(t *testing.T) {
+	page := renderMatrix(t, append(fixtureMatrixRuns(), fixtureStream(t)), []byte("/* chart library */"))
+	for _, want := range []string{"delivered messages/s and the server", "600000 msg/s, RSS 300 MB", "out-of-memory: slow-off r1"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("matrix lacks %q", want)
+		}
+	}
+}

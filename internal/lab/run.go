@@ -284,7 +284,7 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 			cell.Memory = &results.Memory{CapMB: float64(l.Settings.HeapMB), By: "heap"}
 			l.Progress.Note("memory cap: the heap only (" + err.Error() + ")")
 		} else {
-			defer func() { cell.Memory = cg.record(); cg.remove() }()
+			defer cg.remove() // once the server is stopped; its record is taken before
 		}
 	}
 	if err := in.WaitReady(ctx, readyTimeout); err != nil {
@@ -365,6 +365,9 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	}
 	doer.CloseIdle()
 	took, killed := in.Stop()
+	if cg != nil {
+		cell.Memory = cg.record()
+	}
 
 	cell.Seconds = elapsed.Seconds()
 	cell.Server = results.Resources{Summary: probe.Summarise(serverSamples, 0, 0), Timeline: serverSamples, CPUs: FormatCPUs(l.ServerCPUs)}
