@@ -517,7 +517,7 @@ func TestStreamSlowConsumersStayBoundedWithBackpressure(t *testing.T) {
 		t.Fatal("no contender has /stream")
 	}
 	out := t.TempDir()
-	log, code := arena(t, 30*time.Minute, "run", "stream", "--quick", "--duration", "8s", "--levels", "slow-on",
+	log, code := arena(t, 30*time.Minute, "run", "stream", "--quick", "--levels", "slow-on",
 		"--contenders", strings.Join(picked, ","), "--out", out)
 	if code != 0 {
 		t.Fatalf("arena run stream exited %d:\n%s", code, log)

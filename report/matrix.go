@@ -168,7 +168,7 @@ func headlineOf(run *results.Run) headline {
 	switch {
 	case slices.ContainsFunc(run.Cells, func(c results.Cell) bool { return c.Stream != nil }):
 		return headline{kind: "push", what: "delivered messages/s and the server's peak RSS per level (median over repeats), and the verdict", chartTitle: "delivered messages/s"}
-		case run.Scenario.Name == "isolation" && hasTag(run, "instant"):
+	case run.Scenario.Name == "isolation" && hasTag(run, "instant"):
 		return headline{kind: "instant", what: "/instant p99 (merged), and the verdict", chartTitle: "/instant p99, ms"}
 	case slices.ContainsFunc(levels, onCurve):
 		return headline{kind: "curve", what: "the verdict per group, and the mean latency at the largest X measured", chartTitle: "mean latency at the largest X, ms"}
