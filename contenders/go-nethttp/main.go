@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -44,9 +45,10 @@ type server struct {
 	resources  map[string][]byte
 	mux        *http.ServeMux
 	chat       *chatHub
+	stream     *streamHub
 }
 
-func newServer(downstream string) (*server, error) {
+func newServer(downstream string, backpressure bool) (*server, error) {
 	// One shared client. All its calls go to one host, so that host may keep as many idle
 	// connections as the whole pool (DefaultMaxIdleConnsPerHost is 2, which would close most
 	// connections under concurrent load instead of reusing them).
@@ -58,6 +60,7 @@ func newServer(downstream string) (*server, error) {
 		resources:  map[string][]byte{},
 		mux:        http.NewServeMux(),
 		chat:       newChatHub(),
+		stream:     newStreamHub(backpressure),
 	}
 	files, err := fs.Glob(resourceFiles, "resources/*.json")
 	if err != nil {
@@ -76,7 +79,9 @@ func newServer(downstream string) (*server, error) {
 	s.mux.HandleFunc("GET /sleep", waitThen(100, "SLEPT"))
 	s.mux.HandleFunc("GET /resources/{name}", s.resource)
 	s.mux.HandleFunc("GET /data/{id}", s.data)
-	s.mux.HandleFunc("GET /chat", s.chat.serve) // WebSocket, see chat.go
+	s.mux.HandleFunc("GET /chat", s.chat.serve)     // WebSocket, see chat.go
+	s.mux.HandleFunc("GET /stream", s.stream.serve) // WebSocket, see stream.go
+	s.mux.HandleFunc("GET /stream/stats", s.stream.stats)
 	s.mux.HandleFunc("/", s.fallback)
 	return s, nil
 }
@@ -198,7 +203,16 @@ func main() {
 	if downstream == "" {
 		downstream = "http://127.0.0.1:" + port
 	}
-	s, err := newServer(downstream)
+	bp := strings.ToLower(strings.TrimSpace(os.Getenv("BACKPRESSURE")))
+	switch bp {
+	case "":
+		bp = "on"
+	case "on", "off":
+	default:
+		log.Fatalf("BACKPRESSURE must be on or off, got %q", bp)
+	}
+	backpressure := bp == "on"
+	s, err := newServer(downstream, backpressure)
 	if err != nil {
 		log.Fatalf("loading resources: %v", err)
 	}
@@ -207,8 +221,8 @@ func main() {
 	if err != nil {
 		log.Fatalf("cannot listen: %v", err)
 	}
-	log.Printf("go-nethttp listening on %s (%s, GOMAXPROCS %d, GOMEMLIMIT %q)",
-		ln.Addr(), runtime.Version(), runtime.GOMAXPROCS(0), os.Getenv("GOMEMLIMIT"))
+	log.Printf("go-nethttp listening on %s (%s, GOMAXPROCS %d, GOMEMLIMIT %q, BACKPRESSURE %v)",
+		ln.Addr(), runtime.Version(), runtime.GOMAXPROCS(0), os.Getenv("GOMEMLIMIT"), bp)
 
 	stop, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer cancel()
@@ -227,6 +241,10 @@ func main() {
 	if err := srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
 		srv.Close()
 	}
-	// /chat connections are hijacked, so Shutdown does not see them: close them with 1001.
-	s.chat.shutdown(time.Second)
+	// /chat and /stream connections are hijacked, so Shutdown does not see them: close them
+	// with 1001.
+	var closing sync.WaitGroup
+	closing.Go(func() { s.chat.shutdown(time.Second) })
+	closing.Go(func() { s.stream.shutdown(time.Second) })
+	closing.Wait()
 }

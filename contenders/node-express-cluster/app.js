@@ -45,7 +45,8 @@ function text(res, body) {
   res.type('text/plain').send(body);
 }
 
-function createApp(port) {
+/** The app; mount(app, { onlyGet }), when given, adds routes before the 404 fallback. */
+function createApp(port, mount) {
   const downstream = (process.env.DOWNSTREAM_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, '');
   const app = express();
   app.disable('x-powered-by');
@@ -98,6 +99,8 @@ function createApp(port) {
     }
     res.json(data);
   }).all(onlyGet);
+
+  mount?.(app, { onlyGet }); // /stream and /stream/stats (study 003)
 
   // Unknown path (or a /resources file that does not exist).
   app.use((req, res) => {

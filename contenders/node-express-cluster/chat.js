@@ -87,10 +87,13 @@ function toPrimary(msg) {
   if (process.connected) process.send(msg);
 }
 
-/** The worker's half: serves /chat on server (an http.Server); returns the WebSocketServer. */
-function attachChat(server) {
+/**
+ * The worker's half: serves /chat and returns the WebSocketServer (noServer: server.js routes
+ * the http.Server's upgrades by path, /chat to it and /stream to stream.js).
+ */
+function attachChat() {
   // permessage-deflate stays off (ws's default for a server).
-  const wss = new WebSocketServer({ server, path: '/chat', maxPayload: MAX_FRAME });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME });
   const rooms = new Map(); // room -> Set of this worker's WebSockets in it
   const joining = new Map(); // join id -> callback for the primary's answer
   let nextId = 0;

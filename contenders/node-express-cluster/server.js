@@ -5,6 +5,7 @@
 const cluster = require('node:cluster');
 const os = require('node:os');
 const { chatPrimary, attachChat } = require('./chat.js');
+const { streamPrimary, clusterStats, createStream, streamRoutes, routeUpgrades, wssOptions } = require('./stream.js');
 
 const port = Number(process.env.PORT || 8080);
 const GRACE_MS = 2000; // open requests get this long after SIGTERM, then their connections close
@@ -15,6 +16,7 @@ if (cluster.isPrimary) {
   let alive = 0;
   let stopping = false;
   chatPrimary(cluster); // /chat: the names and the rooms' workers, for every worker
+  streamPrimary(cluster); // /stream/stats: asks every worker and sums
   for (let i = 0; i < count; i++) {
     cluster.fork();
     alive++;
@@ -40,15 +42,25 @@ if (cluster.isPrimary) {
     }, GRACE_MS + 4000).unref();
   });
 } else {
+  const { WebSocketServer } = require('ws');
   const { createApp } = require('./app.js');
-  const server = createApp(port).listen(port, '127.0.0.1', (err) => {
+  // /stream (study 003): this worker serves the clients it accepts; the stats are the cluster's.
+  const stream = createStream(new WebSocketServer(wssOptions));
+  const stats = clusterStats(stream);
+  const app = createApp(port, (routes, { onlyGet }) => streamRoutes(routes, stats, onlyGet));
+  const server = app.listen(port, '127.0.0.1', (err) => {
     if (err) {
       console.error(`worker ${process.pid} cannot listen on 127.0.0.1:${port}: ${err.message}`);
       process.exit(1);
     }
-    console.log(`worker ${process.pid} listening on 127.0.0.1:${port}`);
+    console.log(`worker ${process.pid} listening on 127.0.0.1:${port} (BACKPRESSURE ${stream.backpressure ? 'on' : 'off'})`);
   });
-  const chat = attachChat(server); // WebSocket /chat on the same server
+  const chat = attachChat();
+  // WebSocket upgrades on the same server, by path; every other request goes to Express.
+  routeUpgrades(server, {
+    '/chat': (req, socket, head) => chat.handleUpgrade(req, socket, head, (ws) => chat.emit('connection', ws, req)),
+    '/stream': stream.handleUpgrade,
+  });
 
   // SIGTERM comes from the lab (to the whole process group) and from the primary.
   let stopping = false;
@@ -57,6 +69,7 @@ if (cluster.isPrimary) {
     stopping = true;
     server.close(() => process.exit(0)); // stops accepting; idle keep-alive connections close now
     for (const ws of chat.clients) ws.close(1001, 'server stopping');
+    stream.closeAll(1001, 'server stopping', GRACE_MS); // the generators stop too
     setTimeout(() => server.closeAllConnections(), GRACE_MS).unref();
     setTimeout(() => process.exit(0), GRACE_MS + 3000).unref(); // pending timers must not hold the exit
   });

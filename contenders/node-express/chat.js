@@ -27,10 +27,13 @@ function system(ws, message) {
   ws.send(JSON.stringify({ type: 'system', message }));
 }
 
-/** Serves /chat on server (an http.Server) and returns the WebSocketServer. */
-function attachChat(server) {
+/**
+ * Serves /chat and returns the WebSocketServer (noServer: server.js routes the http.Server's
+ * upgrades by path, /chat to it and /stream to stream.js).
+ */
+function attachChat() {
   // permessage-deflate stays off (ws's default for a server).
-  const wss = new WebSocketServer({ server, path: '/chat', maxPayload: MAX_FRAME });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME });
   const names = new Map(); // name -> its WebSocket, while connected
   const rooms = new Map(); // room -> Set of WebSockets
 
