@@ -545,7 +545,7 @@ func TestStreamSlowConsumersStayBoundedWithBackpressure(t *testing.T) {
 	}
 
 	out = t.TempDir()
-	log, code = arena(t, 10*time.Minute, "run", "stream", "--quick", "--duration", "10s", "--levels", "slow-off",
+	log, code = arena(t, 10*time.Minute, "run", "stream", "--quick", "--levels", "slow-off",
 		"--contenders", "go-nethttp", "--out", out)
 	if code != 0 {
 		t.Fatalf("arena run stream (slow-off) exited %d:\n%s", code, log)

@@ -110,6 +110,16 @@ func (s stamped) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// LimitReceiveBuffer sets the socket's receive buffer (SO_RCVBUF), which turns the kernel's
+// autotuning off: a slow reader on loopback would otherwise let the kernel hold megabytes it
+// has not read, and the server's memory would show none of it.
+func (c *Conn) LimitReceiveBuffer(bytes int) error {
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		return tc.SetReadBuffer(bytes)
+	}
+	return nil
+}
+
 // SetReadDeadline bounds the next reads.
 func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
 

@@ -89,6 +89,9 @@ func (l Load) Measure(ctx context.Context, addr string, rec *load.Recorder) (*re
 				mu.Unlock()
 				return
 			}
+			if i < l.Slow {
+				_ = c.LimitReceiveBuffer(slowReceiveBuffer)
+			}
 			readers[i] = &reader{c: c, slow: i < l.Slow}
 		}(i)
 	}
@@ -217,6 +220,10 @@ type reader struct {
 	next                 int64
 	closedEarly          bool
 }
+
+// slowReceiveBuffer is a slow reader's socket buffer: what it has not read waits in the
+// server, whose memory the study is about, not in this machine's kernel.
+const slowReceiveBuffer = 64 << 10
 
 // flushEvery is how many latencies a reader keeps before taking the recorder's lock.
 const flushEvery = 512

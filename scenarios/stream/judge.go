@@ -12,7 +12,7 @@ import (
 type Fate struct {
 	Failed   string  // "" or out-of-memory | crashed | unresponsive
 	PeakMB   float64 // the server's highest RSS
-	GrowthMB float64 // what the second half of the load added to the first half's peak
+	GrowthMB float64 // what the last third of the load added to the middle third's peak
 	CapMB    float64
 	Seconds  float64 // of load: up to the failure, if it failed
 }
@@ -29,23 +29,26 @@ func FateOf(c results.Cell) Fate {
 	case c.Stream != nil && !c.Stream.Responsive:
 		f.Failed = "unresponsive"
 	}
-	half := c.Seconds / 2
-	var first, second float64
+	// Growth is the last third's peak over the middle third's: the first third is the
+	// kernel's socket buffers filling (megabytes a connection, the study's QS column) and the
+	// server's queues filling behind them, which a bounded server does once.
+	var middle, last float64
 	for _, s := range c.Server.Timeline {
-		if s.T < half {
-			first = max(first, s.RSSMB)
-		} else {
-			second = max(second, s.RSSMB)
+		switch {
+		case s.T >= c.Seconds*2/3:
+			last = max(last, s.RSSMB)
+		case s.T >= c.Seconds/3:
+			middle = max(middle, s.RSSMB)
 		}
 	}
-	if first > 0 && second > first {
-		f.GrowthMB = second - first
+	if middle > 0 && last > middle {
+		f.GrowthMB = last - middle
 	}
 	return f
 }
 
 // Bounded is memory that held: no failure, under the cap, and no growth worth the name in the
-// second half.
+// last third.
 func (f Fate) Bounded() bool {
 	return f.Failed == "" && (f.CapMB == 0 || f.PeakMB < f.CapMB) && f.GrowthMB <= growthShare*max(f.CapMB, 512)
 }
@@ -59,7 +62,7 @@ func (f Fate) String() string {
 		mem += fmt.Sprintf(" of a %.0f MB cap", f.CapMB)
 	}
 	if f.GrowthMB > 0 {
-		mem += fmt.Sprintf(", +%.0f MB in the second half", f.GrowthMB)
+		mem += fmt.Sprintf(", +%.0f MB in the last third", f.GrowthMB)
 	}
 	if f.Failed != "" {
 		return fmt.Sprintf("%s after %.1f s (%s)", f.Failed, f.Seconds, mem)
@@ -147,7 +150,7 @@ func judge(run *results.Run, name string) (results.Verdict, bool) {
 	if verdict == "" {
 		verdict = "n/a"
 	}
-	return results.Verdict{Contender: name, Verdict: verdict, Why: strings.Join(parts, "; ")}, true
+	return results.Verdict{Contender: name, Level: SlowOn, Verdict: verdict, Why: strings.Join(parts, "; ")}, true
 }
 
 // costOf is what back-pressure cost a contender in delivered messages/s.

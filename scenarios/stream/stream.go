@@ -37,7 +37,7 @@ var (
 	// default: the form, rate 0, on a count of clients whose bounded queues fit the
 	// lab's default heap (100 × 5000 × 250 B is 125 MB of messages)
 	defaultShape = shape{clients: 100, rate: 0, throughput: 15 * time.Second, slow: 30 * time.Second}
-	quickShape   = shape{clients: 50, rate: 0, throughput: 6 * time.Second, slow: 12 * time.Second}
+	quickShape   = shape{clients: 50, rate: 0, throughput: 6 * time.Second, slow: 15 * time.Second}
 	// seed: the study's 1000 clients and its generator of 1.5 M messages/s in all
 	seedShape = shape{clients: 1000, rate: 1500, throughput: 20 * time.Second, slow: 40 * time.Second}
 )
@@ -47,7 +47,7 @@ const (
 	readDelay = 200 * time.Millisecond // the study's slow client: a sleep after each message
 	// maxCost is the study's bound on what back-pressure costs in throughput.
 	maxCost = 0.20
-	// growthShare of the cap: more RSS than this gained in a cell's second half is growth,
+	// growthShare of the cap: more RSS than this gained in a cell's last third is growth,
 	// not a runtime settling into its heap.
 	growthShare = 0.10
 )
