@@ -26,15 +26,18 @@ public class Routes {
 
     /** The paths this router serves, whatever the method. */
     private static final RequestPredicate OWN_PATHS =
-            path("/instant").or(path("/delayed")).or(path("/sleep")).or(path("/data/{id}"));
+            path("/instant").or(path("/delayed")).or(path("/sleep")).or(path("/data/{id}"))
+                    .or(path("/stream/stats"));
 
     @Bean
-    RouterFunction<ServerResponse> contractRoutes(DelayHandler delays, DataHandler data) {
+    RouterFunction<ServerResponse> contractRoutes(DelayHandler delays, DataHandler data, StreamStatsHandler streams) {
         return route()
                 .route(read("/instant"), delays::instant)
                 .route(read("/delayed"), delays::delayed)
                 .route(read("/sleep"), delays::sleep)
                 .route(read("/data/{id}"), data::data)
+                // /stream itself is the shared WebSocket handler's (StreamConfiguration).
+                .route(read("/stream/stats"), streams::stats)
                 // A router function that matches no route just passes the request on, so a known
                 // path with another method would end as a 404 from the static resources. An
                 // annotated controller answers OPTIONS and 405 there; this route does the same.

@@ -5,15 +5,16 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Import;
 
 import arena.contenders.webfluxchat.ChatConfiguration;
+import arena.contenders.webfluxstream.StreamConfiguration;
 
 /**
  * Spring WebFlux functional endpoints on Reactor Netty: {@link Routes} maps each path to a
  * handler function; every request is served on the event loop and never blocks it. The /chat
- * WebSocket comes from {@link ChatConfiguration}, shared with spring-webflux and outside this
- * package's component scan, hence the explicit import.
+ * and /stream WebSockets come from {@link ChatConfiguration} and {@link StreamConfiguration},
+ * shared with spring-webflux and outside this package's component scan, hence the explicit import.
  */
 @SpringBootApplication
-@Import(ChatConfiguration.class)
+@Import({ ChatConfiguration.class, StreamConfiguration.class })
 public class WebfluxFnContender {
 
     /**
@@ -31,6 +32,10 @@ public class WebfluxFnContender {
     public static void main(String[] args) {
         if (System.getProperty(LAST_FLUSH_WHEN_NO_READ) == null) {
             System.setProperty(LAST_FLUSH_WHEN_NO_READ, "true");
+        }
+        // /stream's 100 sends in flight: Reactor Netty's send prefetch, read once when it loads.
+        if (System.getProperty(StreamConfiguration.SEND_PREFETCH) == null) {
+            System.setProperty(StreamConfiguration.SEND_PREFETCH, StreamConfiguration.SEND_PREFETCH_VALUE);
         }
         SpringApplication.run(WebfluxFnContender.class, args);
     }

@@ -5,14 +5,16 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Import;
 
 import arena.contenders.webfluxchat.ChatConfiguration;
+import arena.contenders.webfluxstream.StreamConfiguration;
 
 /**
  * Spring WebFlux on Reactor Netty: every request is served on the event loop, never blocked.
- * The /chat WebSocket comes from {@link ChatConfiguration}, shared with spring-webflux-fn and
- * outside this package's component scan, hence the explicit import.
+ * The /chat and /stream WebSockets come from {@link ChatConfiguration} and
+ * {@link StreamConfiguration}, shared with spring-webflux-fn and outside this package's component
+ * scan, hence the explicit import.
  */
 @SpringBootApplication
-@Import(ChatConfiguration.class)
+@Import({ ChatConfiguration.class, StreamConfiguration.class })
 public class WebfluxContender {
 
     /**
@@ -30,6 +32,10 @@ public class WebfluxContender {
     public static void main(String[] args) {
         if (System.getProperty(LAST_FLUSH_WHEN_NO_READ) == null) {
             System.setProperty(LAST_FLUSH_WHEN_NO_READ, "true");
+        }
+        // /stream's 100 sends in flight: Reactor Netty's send prefetch, read once when it loads.
+        if (System.getProperty(StreamConfiguration.SEND_PREFETCH) == null) {
+            System.setProperty(StreamConfiguration.SEND_PREFETCH, StreamConfiguration.SEND_PREFETCH_VALUE);
         }
         SpringApplication.run(WebfluxContender.class, args);
     }

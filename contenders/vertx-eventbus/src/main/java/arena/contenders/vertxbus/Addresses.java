@@ -16,6 +16,13 @@ final class Addresses {
     static final String SLEEP = "arena.sleep";
     /** {@code {"id": N}}; replies the downstream's data{N}.json, decoded into Data and encoded again. */
     static final String DATA = "arena.data";
+    /**
+     * {@code {"address","rate","size"}}: starts a /stream generator that sends its messages
+     * (Strings) to that address, the last of each batch as a request; replies nothing.
+     */
+    static final String STREAM_OPEN = "arena.stream.open";
+    /** No body; replies the /stream/stats counters as a JsonObject. */
+    static final String STREAM_STATS = "arena.stream.stats";
 
     private Addresses() {
     }

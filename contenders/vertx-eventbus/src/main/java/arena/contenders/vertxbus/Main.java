@@ -20,6 +20,12 @@ public final class Main {
     public static void main(String[] args) {
         int port = Integer.parseInt(env("PORT", "8080"));
         String downstream = env("DOWNSTREAM_URL", "http://127.0.0.1:" + port);
+        boolean backpressure = switch (env("BACKPRESSURE", "on").toLowerCase()) {
+            case "on" -> true;
+            case "off" -> false;
+            default -> throw new IllegalArgumentException("BACKPRESSURE must be on or off, got '"
+                    + System.getenv("BACKPRESSURE") + "'");
+        };
 
         // Default options: 2 × available processors event loops (under taskset, the pinned CPUs).
         VertxOptions options = new VertxOptions();
@@ -39,14 +45,15 @@ public final class Main {
         JsonObject config = new JsonObject()
                 .put("port", port)
                 .put("downstream", downstream)
-                .put("instances", instances);
+                .put("instances", instances)
+                .put("backpressure", backpressure);
         DeploymentOptions deployment = new DeploymentOptions().setInstances(instances).setConfig(config);
         // The services first, so the consumers are registered before the server takes requests.
         vertx.deployVerticle(ServiceVerticle.class, deployment)
                 .compose(services -> vertx.deployVerticle(HttpVerticle.class, deployment))
                 .onSuccess(id -> System.out.printf("vertx-eventbus: listening on 127.0.0.1:%d, %d HTTP and %d "
-                        + "service verticle instances (one each per event loop), downstream %s%n",
-                        port, instances, instances, downstream))
+                        + "service verticle instances (one each per event loop), downstream %s, back-pressure %s%n",
+                        port, instances, instances, downstream, backpressure ? "on" : "off"))
                 .onFailure(e -> {
                     System.err.println("vertx-eventbus: failed to start: " + e);
                     e.printStackTrace();

@@ -16,7 +16,7 @@ import io.vertx.ext.web.client.WebClientOptions;
 /**
  * Does the work behind /instant, /delayed, /sleep and /data/{id}: consumers on the local EventBus
  * that wait with {@code vertx.setTimer}, call the downstream with the non-blocking WebClient,
- * build the reply and send it back. Deployed once per event loop; the EventBus spreads the
+ * build the reply and send it back. It also runs /stream's generators ({@link StreamService}). Deployed once per event loop; the EventBus spreads the
  * requests over the instances round-robin.
  */
 public class ServiceVerticle extends AbstractVerticle {
@@ -49,6 +49,10 @@ public class ServiceVerticle extends AbstractVerticle {
         bus.<JsonObject>consumer(Addresses.DELAYED, msg -> replyAfter(msg, "DELAYED"));
         bus.<JsonObject>consumer(Addresses.SLEEP, msg -> replyAfter(msg, "SLEPT"));
         bus.<JsonObject>consumer(Addresses.DATA, this::data);
+        // Study 003's /stream generators, on this instance's event loop.
+        StreamService streams = new StreamService(vertx);
+        bus.<JsonObject>consumer(Addresses.STREAM_OPEN, streams::open);
+        bus.<Void>consumer(Addresses.STREAM_STATS, streams::stats);
     }
 
     /** A timer on this verticle's event loop; the HTTP verticle has already checked ms. */

@@ -53,6 +53,10 @@ public class HttpVerticle extends AbstractVerticle {
         // Study 000's chat: the WebSocket handshake on the same server, through the Router.
         Chat chat = new Chat(vertx);
         router.get("/chat").handler(ctx -> upgrade(ctx, chat));
+        // Study 003's stream: a generator per WebSocket, on that socket's event loop.
+        Stream stream = new Stream(vertx, config().getBoolean("backpressure"));
+        router.get("/stream").handler(stream::upgrade);
+        router.get("/stream/stats").handler(stream::stats);
         // data1.json and data2.json from the class path (webroot/resources/), as study 002 did.
         router.get("/resources/*").handler(StaticHandler.create("webroot/resources"));
         JsonErrors.install(router);

@@ -20,6 +20,12 @@ public final class Main {
     public static void main(String[] args) {
         int port = Integer.parseInt(env("PORT", "8080"));
         String downstream = env("DOWNSTREAM_URL", "http://127.0.0.1:" + port);
+        boolean backpressure = switch (env("BACKPRESSURE", "on").toLowerCase()) {
+            case "on" -> true;
+            case "off" -> false;
+            default -> throw new IllegalArgumentException("BACKPRESSURE must be on or off, got '"
+                    + System.getenv("BACKPRESSURE") + "'");
+        };
 
         // Default options: 2 × available processors event loops (under taskset, the pinned CPUs).
         VertxOptions options = new VertxOptions();
@@ -36,10 +42,14 @@ public final class Main {
             }
         }, "vertx-shutdown"));
 
-        JsonObject config = new JsonObject().put("port", port).put("downstream", downstream);
+        JsonObject config = new JsonObject()
+                .put("port", port)
+                .put("downstream", downstream)
+                .put("backpressure", backpressure);
         vertx.deployVerticle(HttpVerticle.class, new DeploymentOptions().setInstances(instances).setConfig(config))
                 .onSuccess(id -> System.out.printf("vertx: listening on 127.0.0.1:%d, %d verticle instances "
-                        + "(one per event loop), downstream %s%n", port, instances, downstream))
+                        + "(one per event loop), downstream %s, back-pressure %s%n", port, instances, downstream,
+                        backpressure ? "on" : "off"))
                 .onFailure(e -> {
                     System.err.println("vertx: failed to start: " + e);
                     e.printStackTrace();
