@@ -27,7 +27,8 @@ import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
  * A plain Netty 4.2 HTTP server: one acceptor loop, a worker group of Netty's default size
  * (2 × cores), and a pipeline of HttpServerCodec, HttpServerKeepAliveHandler, an aggregator and
  * {@link Routes}; a request for /chat turns its connection into a WebSocket ({@link ChatUpgrade},
- * {@link Chat}). Nothing in it ever blocks a loop.
+ * {@link Chat}), and so does one for /stream ({@link StreamUpgrade}, {@link Stream}). Nothing in
+ * it ever blocks a loop.
  */
 public final class Main {
 
@@ -37,6 +38,7 @@ public final class Main {
     public static void main(String[] args) throws InterruptedException {
         int port = Integer.parseInt(env("PORT", "8080"));
         URI downstreamUrl = URI.create(env("DOWNSTREAM_URL", "http://127.0.0.1:" + port));
+        boolean backpressure = backpressure(env("BACKPRESSURE", "on"));
 
         // The native transport when it loads (Linux x86_64), NIO otherwise.
         boolean epoll = Epoll.isAvailable();
@@ -48,8 +50,10 @@ public final class Main {
         MultiThreadIoEventLoopGroup workers = new MultiThreadIoEventLoopGroup(io); // Netty's default: 2 × cores
 
         Downstream downstream = new Downstream(downstreamUrl, clientChannel);
-        Routes routes = new Routes(downstream);
+        StreamStats streamStats = new StreamStats();
+        Routes routes = new Routes(downstream, streamStats);
         ChatUpgrade chat = new ChatUpgrade(new Chat());
+        StreamUpgrade stream = new StreamUpgrade(streamStats, backpressure);
 
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
@@ -63,6 +67,7 @@ public final class Main {
                         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
                         p.addLast("aggregator", new JsonAggregator(MAX_CONTENT));
                         p.addLast("chat-upgrade", chat); // /chat only: swaps in the WebSocket handlers
+                        p.addLast("stream-upgrade", stream); // /stream only: checks rate and size, then the same
                         p.addLast("routes", routes);
                     }
                 });
@@ -79,9 +84,17 @@ public final class Main {
             workers.terminationFuture().awaitUninterruptibly(3, TimeUnit.SECONDS);
         }, "shutdown"));
 
-        System.out.printf("netty listening on 127.0.0.1:%d (%s transport, %d event loops), downstream %s%n",
-                port, epoll ? "epoll" : "nio", workers.executorCount(), downstreamUrl);
+        System.out.printf("netty listening on 127.0.0.1:%d (%s transport, %d event loops), downstream %s, back-pressure %s%n",
+                port, epoll ? "epoll" : "nio", workers.executorCount(), downstreamUrl, backpressure ? "on" : "off");
         server.closeFuture().sync();
+    }
+
+    private static boolean backpressure(String value) {
+        return switch (value.toLowerCase(java.util.Locale.ROOT)) {
+            case "on" -> true;
+            case "off" -> false;
+            default -> throw new IllegalArgumentException("BACKPRESSURE must be on or off, got " + value);
+        };
     }
 
     private static String env(String name, String dflt) {

@@ -28,7 +28,7 @@ import io.netty.util.concurrent.Future;
 @Sharable
 final class Routes extends SimpleChannelInboundHandler<FullHttpRequest> {
 
-    private enum Endpoint { LIVENESS, READINESS, INSTANT, DELAYED, SLEEP, DATA1_JSON, DATA2_JSON, DATA }
+    private enum Endpoint { LIVENESS, READINESS, INSTANT, DELAYED, SLEEP, DATA1_JSON, DATA2_JSON, DATA, STREAM_STATS }
 
     private static final String DATA_PREFIX = "/data/";
     private static final byte[] UP = "{\"status\":\"UP\"}".getBytes(StandardCharsets.US_ASCII);
@@ -36,9 +36,11 @@ final class Routes extends SimpleChannelInboundHandler<FullHttpRequest> {
     private static final byte[] DATA2 = Responses.classpath("/resources/data2.json");
 
     private final Downstream downstream;
+    private final StreamStats streamStats;
 
-    Routes(Downstream downstream) {
+    Routes(Downstream downstream, StreamStats streamStats) {
         this.downstream = downstream;
+        this.streamStats = streamStats;
     }
 
     @Override
@@ -80,6 +82,7 @@ final class Routes extends SimpleChannelInboundHandler<FullHttpRequest> {
             case DATA1_JSON -> send(ctx, Responses.json(HttpResponseStatus.OK, DATA1));
             case DATA2_JSON -> send(ctx, Responses.json(HttpResponseStatus.OK, DATA2));
             case DATA -> data(ctx, path.substring(DATA_PREFIX.length()));
+            case STREAM_STATS -> send(ctx, Responses.json(HttpResponseStatus.OK, streamStats.json()));
         }
     }
 
@@ -92,6 +95,7 @@ final class Routes extends SimpleChannelInboundHandler<FullHttpRequest> {
             case "/sleep" -> Endpoint.SLEEP;
             case "/resources/data1.json" -> Endpoint.DATA1_JSON;
             case "/resources/data2.json" -> Endpoint.DATA2_JSON;
+            case "/stream/stats" -> Endpoint.STREAM_STATS;
             default -> path.startsWith(DATA_PREFIX) && path.length() > DATA_PREFIX.length()
                     && path.indexOf('/', DATA_PREFIX.length()) < 0 ? Endpoint.DATA : null;
         };

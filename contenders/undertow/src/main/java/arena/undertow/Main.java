@@ -14,7 +14,8 @@ import io.undertow.util.StatusCodes;
  * Undertow's core API, no servlet layer: a RoutingHandler on one HTTP listener. Fast answers
  * are written on the IO threads; /delayed, /sleep and /data are dispatched to the worker pool,
  * where they block (Undertow's "IO threads + worker pool" model). /chat is a WebSocket
- * ({@link Chat}) whose messages are handled on the IO threads.
+ * ({@link Chat}) whose messages are handled on the IO threads; /stream is study 003's
+ * generated stream ({@link Stream}), sent by an actor per client on the worker pool.
  */
 public final class Main {
 
@@ -24,6 +25,8 @@ public final class Main {
         int port = Integer.parseInt(env("PORT", "8080"));
         URI downstreamUrl = URI.create(env("DOWNSTREAM_URL", "http://127.0.0.1:" + port));
         String workerThreads = env("WORKER_THREADS", null);
+        boolean backpressure = backpressure(env("BACKPRESSURE", "on"));
+        Stream stream = new Stream(backpressure);
 
         RoutingHandler routes = Handlers.routing()
                 .get("/actuator/health/liveness", Endpoints::up)
@@ -37,6 +40,9 @@ public final class Main {
                 // Study 000's chat: the WebSocket handshake on the IO thread, then Chat (a plain
                 // GET without the upgrade falls through to Undertow's 404, given a JSON body).
                 .get("/chat", Handlers.websocket(new Chat()))
+                // Study 003's stream: rate and size checked on the IO thread, then the handshake.
+                .get("/stream", stream.handshake())
+                .get("/stream/stats", stream::stats)
                 .setFallbackHandler(exchange -> Endpoints.error(exchange, StatusCodes.NOT_FOUND,
                         "no such path: " + exchange.getRequestPath()))
                 .setInvalidMethodHandler(exchange -> {
@@ -65,8 +71,16 @@ public final class Main {
         Runtime.getRuntime().addShutdownHook(new Thread(undertow::stop, "shutdown"));
 
         var worker = undertow.getWorker().getMXBean();
-        System.out.printf("undertow listening on 127.0.0.1:%d (%d IO threads, %d worker threads), downstream %s%n",
-                port, worker.getIoThreadCount(), worker.getMaxWorkerPoolSize(), downstreamUrl);
+        System.out.printf("undertow listening on 127.0.0.1:%d (%d IO threads, %d worker threads), downstream %s, back-pressure %s%n",
+                port, worker.getIoThreadCount(), worker.getMaxWorkerPoolSize(), downstreamUrl, backpressure ? "on" : "off");
+    }
+
+    private static boolean backpressure(String value) {
+        return switch (value.toLowerCase(java.util.Locale.ROOT)) {
+            case "on" -> true;
+            case "off" -> false;
+            default -> throw new IllegalArgumentException("BACKPRESSURE must be on or off, got " + value);
+        };
     }
 
     private static String env(String name, String dflt) {
