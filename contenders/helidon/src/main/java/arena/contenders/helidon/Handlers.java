@@ -100,6 +100,21 @@ final class Handlers {
         Json.send(res, Status.OK_200, Json.bytes(data));
     }
 
+    /**
+     * GET /stream answered as plain HTTP: the WebSocket listener rejected the upgrade because of a
+     * bad rate or size (400), or the request asked for no upgrade at all (426).
+     */
+    static void streamWithoutUpgrade(ServerRequest req, ServerResponse res) {
+        try {
+            StreamParams.parse(req.query());
+        } catch (StreamParams.Invalid e) {
+            Json.error(res, Status.BAD_REQUEST_400, e.getMessage());
+            return;
+        }
+        res.header(HeaderValues.create("Upgrade", "websocket"));
+        Json.error(res, Status.UPGRADE_REQUIRED_426, "GET /stream is a WebSocket: ask for an upgrade");
+    }
+
     private static void text(ServerResponse res, String body) {
         res.header(HeaderValues.CONTENT_TYPE_TEXT_PLAIN);
         res.send(body);

@@ -3,6 +3,7 @@ package arena.contenders.helidon;
 import java.time.Duration;
 
 import io.helidon.http.HttpException;
+import io.helidon.http.Status;
 import io.helidon.logging.common.LogConfig;
 import io.helidon.webclient.api.WebClient;
 import io.helidon.webserver.WebServer;
@@ -44,24 +45,41 @@ public final class HelidonContender {
                 .build();
         Handlers handlers = new Handlers(downstream);
         ChatRooms rooms = new ChatRooms();
+        boolean backpressure = backpressure(System.getenv("BACKPRESSURE"));
+        StreamStats streams = new StreamStats();
 
         WebServer server = WebServer.builder()
                 .host("127.0.0.1")
                 .port(port)
                 .directHandlers(JsonErrors.direct())
-                .routing(routing -> routing(routing, handlers))
+                .routing(routing -> routing(routing, handlers, streams))
                 // /chat (study 000): Helidon's WebSocket routing beside the HTTP routing, one
                 // ChatListener per connection; frames over 64 KiB are refused by the server
                 // itself, which closes with 1009.
-                .addRouting(WsRouting.builder().endpoint("/chat", () -> new ChatListener(rooms)))
+                // /stream (study 003): one StreamListener per connection, which rejects a bad
+                // rate or size before the upgrade (the HTTP route GET /stream then answers 400).
+                .addRouting(WsRouting.builder()
+                        .endpoint("/chat", () -> new ChatListener(rooms))
+                        .endpoint("/stream", () -> new StreamListener(backpressure, streams)))
                 .addProtocol(WsConfig.builder().maxFrameLength(ChatListener.MAX_FRAME).build())
                 .build()
                 .start();
         System.out.println("helidon listening on http://127.0.0.1:" + server.port()
-                + " (Helidon SE 4.3.1, virtual threads)");
+                + " (Helidon SE 4.3.1, virtual threads, BACKPRESSURE=" + (backpressure ? "on" : "off") + ")");
     }
 
-    private static void routing(HttpRouting.Builder routing, Handlers handlers) {
+    /** BACKPRESSURE: on (the default, also when empty) or off. */
+    private static boolean backpressure(String value) {
+        if (value == null || value.isBlank() || value.equalsIgnoreCase("on")) {
+            return true;
+        }
+        if (value.equalsIgnoreCase("off")) {
+            return false;
+        }
+        throw new IllegalArgumentException("BACKPRESSURE must be on or off, got '" + value + "'");
+    }
+
+    private static void routing(HttpRouting.Builder routing, Handlers handlers, StreamStats streams) {
         routing
                 .get("/actuator/health/liveness", (req, res) -> Json.up(res))
                 .get("/actuator/health/readiness", (req, res) -> Json.up(res))
@@ -69,6 +87,10 @@ public final class HelidonContender {
                 .get("/delayed", handlers::delayed)
                 .get("/sleep", handlers::sleep)
                 .get("/data/{id}", handlers::data)
+                // /stream without a WebSocket upgrade, or with a bad rate or size (the listener
+                // rejected the upgrade): 400 for a bad value, 426 otherwise.
+                .get("/stream", Handlers::streamWithoutUpgrade)
+                .get("/stream/stats", (req, res) -> Json.send(res, Status.OK_200, streams.json()))
                 // The study's two documents: Helidon's static content, from the classpath
                 // (public/resources/), both kept in memory.
                 .register("/resources", StaticContentFeature.createService(ClasspathHandlerConfig.builder()

@@ -13,14 +13,14 @@ import play.routing.RoutingDsl;
 /**
  * Play's compile-time components (what Server.forRouter builds internally), plus the two things
  * forRouter cannot take: the JSON error handler and Play WS. Like forRouter, no HTTP filters. The
- * router is the RoutingDsl routes, then the /chat WebSocket.
+ * router is the RoutingDsl routes, then the /chat and /stream WebSockets.
  */
 final class ArenaComponents extends BuiltInComponentsFromContext implements AhcWSComponents {
 
     private final HttpErrorHandler errorHandler = new JsonErrorHandler();
     private final Router router;
 
-    ArenaComponents(ApplicationLoader.Context context, String downstream) {
+    ArenaComponents(ApplicationLoader.Context context, String downstream, boolean backpressure) {
         super(context);
         // Built once, here: Play asks router() for every request. The routes share one Play WS
         // client (AsyncHttpClient: pooled keep-alive connections, timeouts from play.ws.* in
@@ -28,9 +28,12 @@ final class ArenaComponents extends BuiltInComponentsFromContext implements AhcW
         // Play's lifecycle closes it on shutdown.
         // Play's Java RoutingDsl routes only actions; the /chat WebSocket is a router of its own,
         // asked when no RoutingDsl route matches.
-        this.router = new Routes(actorSystem(), wsClient(), downstream)
+        // /stream (study 003) is one more WebSocket router; /stream/stats is a RoutingDsl route.
+        StreamStats streams = new StreamStats();
+        this.router = new Routes(actorSystem(), wsClient(), downstream, streams)
                 .build(RoutingDsl.fromComponents(this))
-                .orElse(ChatSocket.router(actorSystem(), materializer()));
+                .orElse(ChatSocket.router(actorSystem(), materializer()))
+                .orElse(StreamSocket.router(actorSystem(), backpressure, streams));
     }
 
     @Override

@@ -1,21 +1,14 @@
 package arena.contenders.playakka;
 
-import java.util.List;
-import java.util.Optional;
-
 import akka.actor.ActorRef;
 import akka.actor.ActorSystem;
 import akka.stream.Materializer;
 import akka.stream.OverflowStrategy;
-import play.api.mvc.Handler;
-import play.api.routing.HandlerDef;
-import play.core.routing.HandlerInvokerFactory$;
 import play.http.websocket.Message;
 import play.libs.F;
 import play.libs.Json;
 import play.libs.Scala;
 import play.libs.streams.ActorFlow;
-import play.mvc.Http;
 import play.mvc.WebSocket;
 import play.routing.Router;
 
@@ -25,8 +18,8 @@ import play.routing.Router;
  * names. Frames over 64 KiB are refused by Play itself (play.server.websocket.frame.maxLength),
  * which closes with 1009.
  *
- * <p>Play's Java RoutingDsl routes only actions, so /chat is a small {@link Router} of its own,
- * composed with the RoutingDsl router by {@code Router.orElse}.
+ * <p>Play's Java RoutingDsl routes only actions, so /chat is a small {@link SocketRouter} of its
+ * own, composed with the RoutingDsl router by {@code Router.orElse}.
  */
 final class ChatSocket {
 
@@ -66,44 +59,6 @@ final class ChatSocket {
         ActorRef registry = actors.actorOf(ChatRegistry.props(), "chat-registry");
         WebSocket socket = CHAT.accept(request -> ActorFlow.actorRef(
                 out -> ChatUser.props(out, registry), OUT_BUFFER, OverflowStrategy.fail(), actors, materializer));
-        return new ChatRouter(handler(socket));
-    }
-
-    /**
-     * A Java WebSocket as a routable handler: the same adapter the routes compiler uses for a
-     * Java action that returns a WebSocket (it maps Play's Java messages to Scala ones, and the
-     * request handler gives it the Java components).
-     */
-    private static Handler handler(WebSocket socket) {
-        HandlerDef def = new HandlerDef(ChatSocket.class.getClassLoader(), "arena.contenders.playakka",
-                ChatSocket.class.getName(), "chat", Scala.toSeq(List.of()), "GET", "/chat", "", Scala.toSeq(List.of()));
-        return HandlerInvokerFactory$.MODULE$.javaWebSocket()
-                .createInvoker(Scala.asScala(() -> socket), def)
-                .call(Scala.asScala(() -> socket));
-    }
-
-    /** GET /chat and nothing else. */
-    private record ChatRouter(Handler chat, String prefix) implements Router {
-
-        ChatRouter(Handler chat) {
-            this(chat, "");
-        }
-
-        @Override
-        public List<RouteDocumentation> documentation() {
-            return List.of(new RouteDocumentation("GET", prefix + "/chat", ChatSocket.class.getName() + ".chat"));
-        }
-
-        @Override
-        public Optional<Handler> route(Http.RequestHeader request) {
-            return "GET".equals(request.method()) && (prefix + "/chat").equals(request.path())
-                    ? Optional.of(chat)
-                    : Optional.empty();
-        }
-
-        @Override
-        public Router withPrefix(String newPrefix) {
-            return new ChatRouter(chat, newPrefix.replaceAll("/+$", "") + prefix);
-        }
+        return SocketRouter.of("/chat", ChatSocket.class, "chat", socket);
     }
 }

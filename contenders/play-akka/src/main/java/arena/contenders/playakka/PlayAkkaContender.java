@@ -33,6 +33,7 @@ public final class PlayAkkaContender {
     public static void main(String[] args) {
         int port = Integer.parseInt(System.getenv().getOrDefault("PORT", "9000"));
         String downstream = System.getenv().getOrDefault("DOWNSTREAM_URL", "http://127.0.0.1:" + port);
+        boolean backpressure = backpressure(System.getenv("BACKPRESSURE"));
 
         ClassLoader classLoader = PlayAkkaContender.class.getClassLoader();
         Environment environment = new Environment(new File("."), classLoader, Mode.PROD);
@@ -43,7 +44,7 @@ public final class PlayAkkaContender {
         LoggerConfigurator.apply(classLoader).ifPresent(
                 logging -> logging.configure(environment, context.initialConfig(), Map.of()));
 
-        Application application = new ArenaComponents(context, downstream).application();
+        Application application = new ArenaComponents(context, downstream, backpressure).application();
         play.api.Play.start(application.asScala());
 
         ServerConfig config = ServerConfig.apply(classLoader, new File("."), Option.apply(port),
@@ -59,6 +60,18 @@ public final class PlayAkkaContender {
             }
         }, "play-shutdown"));
         System.out.println("play-akka listening on http://" + server.mainAddress().getHostString()
-                + ":" + server.httpPort() + " (Play 2.9.11, Akka 2.6.21, prod mode)");
+                + ":" + server.httpPort() + " (Play 2.9.11, Akka 2.6.21, prod mode, BACKPRESSURE="
+                + (backpressure ? "on" : "off") + ")");
+    }
+
+    /** BACKPRESSURE: on (the default, also when empty) or off. */
+    private static boolean backpressure(String value) {
+        if (value == null || value.isBlank() || value.equalsIgnoreCase("on")) {
+            return true;
+        }
+        if (value.equalsIgnoreCase("off")) {
+            return false;
+        }
+        throw new IllegalArgumentException("BACKPRESSURE must be on or off, got '" + value + "'");
     }
 }

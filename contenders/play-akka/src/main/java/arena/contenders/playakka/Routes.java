@@ -40,11 +40,13 @@ final class Routes {
     private final ActorSystem actors;
     private final WSClient ws;
     private final String downstream;
+    private final StreamStats streams;
 
-    Routes(ActorSystem actors, WSClient ws, String downstream) {
+    Routes(ActorSystem actors, WSClient ws, String downstream, StreamStats streams) {
         this.actors = actors;
         this.ws = ws;
         this.downstream = downstream.replaceAll("/+$", "");
+        this.streams = streams;
     }
 
     Router build(RoutingDsl dsl) {
@@ -56,6 +58,7 @@ final class Routes {
                 .GET("/sleep").routingAsync(request -> after(request, 100, "SLEPT"))
                 .GET("/resources/:file").routingTo(this::resource)
                 .GET("/data/:id").routingAsync(this::data)
+                .GET("/stream/stats").routingTo(request -> Results.ok(streams.json()))
                 .build();
     }
 
