@@ -188,29 +188,39 @@ func claimGrowsUntilFails(run *results.Run) results.Claim {
 			held = append(held, fmt.Sprintf("%s (%s)", ct.Name, f))
 		}
 	}
-	n := len(failed) + len(grew) + len(held)
-	switch {
-	case n == 0:
-		cl.Verdict, cl.Why = "untested", "no contender ran "+SlowOff
-	case len(failed) == n:
-		cl.Verdict = "holds"
-	case len(held) == n:
-		cl.Verdict = "fails"
-	default:
-		cl.Verdict = "partly"
-	}
+	return judged(cl, SlowOff, []outcomeGroup{{"failed", failed}, {"grew but lasted the run", grew}, {"held its memory", held}})
+}
+
+// outcomeGroup is the contenders that came out one way under a claim, in the claim's terms.
+type outcomeGroup struct {
+	what string
+	list []string
+}
+
+// judged gives a claim its verdict from its groups, the first the claim's support and the last
+// its refutation (holds: all in the first; fails: all in the last; partly otherwise), and says
+// who is in which.
+func judged(cl results.Claim, level string, groups []outcomeGroup) results.Claim {
+	n := 0
 	var why []string
-	for _, g := range []struct {
-		what string
-		list []string
-	}{{"failed", failed}, {"grew but lasted the run", grew}, {"held its memory", held}} {
+	for _, g := range groups {
+		n += len(g.list)
 		if len(g.list) > 0 {
 			why = append(why, g.what+": "+strings.Join(g.list, ", "))
 		}
 	}
-	if cl.Why == "" {
-		cl.Why = strings.Join(why, "; ")
+	switch {
+	case n == 0:
+		cl.Verdict, cl.Why = "untested", "no contender ran "+level
+		return cl
+	case len(groups[0].list) == n:
+		cl.Verdict = "holds"
+	case len(groups[len(groups)-1].list) == n:
+		cl.Verdict = "fails"
+	default:
+		cl.Verdict = "partly"
 	}
+	cl.Why = strings.Join(why, "; ")
 	return cl
 }
 
@@ -238,27 +248,5 @@ func claimBoundedAtSmallCost(run *results.Run) results.Claim {
 			good = append(good, entry+")")
 		}
 	}
-	n := len(good) + len(costly) + len(unbounded)
-	switch {
-	case n == 0:
-		cl.Verdict, cl.Why = "untested", "no contender ran "+SlowOn
-		return cl
-	case len(good) == n:
-		cl.Verdict = "holds"
-	case len(unbounded) == n:
-		cl.Verdict = "fails"
-	default:
-		cl.Verdict = "partly"
-	}
-	var why []string
-	for _, g := range []struct {
-		what string
-		list []string
-	}{{"bounded at ≤ 20 % cost", good}, {"bounded but costing more than 20 %", costly}, {"not bounded", unbounded}} {
-		if len(g.list) > 0 {
-			why = append(why, g.what+": "+strings.Join(g.list, ", "))
-		}
-	}
-	cl.Why = strings.Join(why, "; ")
-	return cl
+	return judged(cl, SlowOn, []outcomeGroup{{"bounded at ≤ 20 % cost", good}, {"bounded but costing more than 20 %", costly}, {"not bounded", unbounded}})
 }
