@@ -15,6 +15,9 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 
+import arena.contenders.vertxstream.Frames;
+import arena.contenders.vertxstream.StreamStats;
+
 /**
  * The HTTP side of /stream (study 003), one per {@link HttpVerticle}: the WebSockets. Each
  * connection consumes an EventBus address of its own, registered from its socket's context, so
@@ -33,7 +36,7 @@ final class Stream {
 
     static final int MAX_RATE = 1_000_000;
     static final int MIN_SIZE = 16;
-    static final int MAX_SIZE = 64 * 1024;
+    static final int MAX_SIZE = Frames.MAX_SIZE;
     static final int DEFAULT_SIZE = 250;
     /** Messages a client may have waiting; one more drops the oldest. */
     static final int QUEUE = 5_000;

@@ -1,12 +1,13 @@
 package arena.contenders.vertxbus;
 
-import java.time.Instant;
-
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
+
+import arena.contenders.vertxstream.Frames;
+import arena.contenders.vertxstream.StreamStats;
 
 /**
  * The service side of /stream (study 003), one per {@link ServiceVerticle}: the generators. A
@@ -37,11 +38,6 @@ final class StreamService {
         this.vertx = vertx;
         this.bus = vertx.eventBus();
         this.stats = StreamStats.of(vertx);
-    }
-
-    static long nowMicros() {
-        Instant now = Instant.now();
-        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
     }
 
     /** {@code {"address","rate","size"}} (checked by the HTTP verticle): starts a generator. */

@@ -1,6 +1,5 @@
 package arena.contenders.vertx;
 
-import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.List;
 
@@ -11,6 +10,9 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
+
+import arena.contenders.vertxstream.Frames;
+import arena.contenders.vertxstream.StreamStats;
 
 /**
  * Study 003's /stream, one instance per {@link HttpVerticle}. Each connection is a
@@ -30,7 +32,7 @@ final class Stream {
 
     static final int MAX_RATE = 1_000_000;
     static final int MIN_SIZE = 16;
-    static final int MAX_SIZE = 64 * 1024;
+    static final int MAX_SIZE = Frames.MAX_SIZE;
     static final int DEFAULT_SIZE = 250;
     /** Messages a client may have waiting; one more drops the oldest. */
     static final int QUEUE = 5_000;
@@ -49,11 +51,6 @@ final class Stream {
         this.vertx = vertx;
         this.backpressure = backpressure;
         this.stats = StreamStats.of(vertx);
-    }
-
-    static long nowMicros() {
-        Instant now = Instant.now();
-        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
     }
 
     /** GET /stream: the query checked first (400, no upgrade), then the WebSocket. */

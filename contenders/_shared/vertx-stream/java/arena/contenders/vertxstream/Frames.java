@@ -1,14 +1,18 @@
-package arena.contenders.vertx;
+package arena.contenders.vertxstream;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 
 /**
  * One /stream connection's messages, each built in full when it is generated, as the text of
  * one frame: {@code {"seq":<n>,"ts":<µs since the epoch>,"pad":"<letters>"}}, exactly
- * {@code size} bytes (or the bare frame, with an empty pad, when that is longer). Used on one
- * event loop only.
+ * {@code size} bytes (or the bare frame, with an empty pad, when that is longer). Used on its
+ * generator's event loop only. Shared by the vertx and vertx-eventbus contenders.
  */
-final class Frames {
+public final class Frames {
+
+    /** The largest {@code size} a stream may ask for (64 KiB): the longest pad. */
+    public static final int MAX_SIZE = 64 * 1024;
 
     private static final byte[] SEQ = "{\"seq\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] TS = ",\"ts\":".getBytes(StandardCharsets.US_ASCII);
@@ -17,7 +21,7 @@ final class Frames {
     private static final int FIXED = SEQ.length + TS.length + PAD.length + END.length;
 
     /** ASCII letters to copy pads from, as long as the longest pad. */
-    private static final byte[] LETTERS = new byte[Stream.MAX_SIZE];
+    private static final byte[] LETTERS = new byte[MAX_SIZE];
 
     static {
         for (int i = 0; i < LETTERS.length; i++) {
@@ -28,18 +32,24 @@ final class Frames {
     private final int size;
     private long seq;
 
-    Frames(int size) {
+    public Frames(int size) {
         this.size = size;
     }
 
+    /** Microseconds since the epoch: the messages' {@code ts}. */
+    public static long nowMicros() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
     /** How many messages this connection has generated. */
-    long count() {
+    public long count() {
         return seq;
     }
 
     /** The next message, stamped now: a Latin-1 string, one byte per character. */
-    String next() {
-        long ts = Stream.nowMicros();
+    public String next() {
+        long ts = nowMicros();
         long n = seq++;
         int seqDigits = digits(n);
         int tsDigits = digits(ts);
