@@ -15,6 +15,13 @@ type Fate struct {
 	GrowthMB float64 // what the last third of the load added to the middle third's peak
 	CapMB    float64
 	Seconds  float64 // of load: up to the failure, if it failed
+	// Unanswered of Polls of /stream/stats went without an answer within 2 s.
+	Unanswered, Polls int
+}
+
+// stalled is a server that left at least two stats polls, and a fifth of them, unanswered.
+func stalled(s *results.Stream) bool {
+	return s.StatsFailed >= 2 && s.StatsFailed*5 >= len(s.StatsTimeline)
 }
 
 // FateOf reads a measured cell.
@@ -26,8 +33,11 @@ func FateOf(c results.Cell) Fate {
 	switch {
 	case c.Outcome.Status == results.OutcomeOutOfMemory || c.Outcome.Status == results.OutcomeCrashed:
 		f.Failed = c.Outcome.Status
-	case c.Stream != nil && !c.Stream.Responsive:
+	case c.Stream != nil && (!c.Stream.Responsive || stalled(c.Stream)):
+		// a server stuck collecting garbage at its heap limit answers nothing, yet may
+		// recover once its clients are gone: an outage during the load is a failure too
 		f.Failed = "unresponsive"
+		f.Unanswered, f.Polls = c.Stream.StatsFailed, len(c.Stream.StatsTimeline)
 	}
 	// Growth is the last third's peak over the middle third's: the first third is the
 	// kernel's socket buffers filling (megabytes a connection, the study's QS column) and the
@@ -63,6 +73,9 @@ func (f Fate) String() string {
 	}
 	if f.GrowthMB > 0 {
 		mem += fmt.Sprintf(", +%.0f MB in the last third", f.GrowthMB)
+	}
+	if f.Unanswered > 0 {
+		mem += fmt.Sprintf(", %d of %d stats polls unanswered", f.Unanswered, f.Polls)
 	}
 	if f.Failed != "" {
 		return fmt.Sprintf("%s after %.1f s (%s)", f.Failed, f.Seconds, mem)

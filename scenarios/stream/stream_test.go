@@ -100,4 +100,18 @@ func TestAnUnresponsiveServerFailedEvenIfItLived(t *testing.T) {
 	if f.Failed != "unresponsive" || f.Bounded() || !f.Grew() {
 		t.Fatalf("%+v", f)
 	}
+	// stuck at its heap limit during the load (flat RSS, polls unanswered), answering again
+	// once its clients had gone
+	c := cell("x", SlowOff, 650, 650, 10, results.OutcomeOK, true)
+	for i := 1; i <= 10; i++ {
+		c.Stream.StatsTimeline = append(c.Stream.StatsTimeline, results.StatsSample{T: float64(i), OK: i < 6})
+	}
+	c.Stream.StatsFailed = 5
+	if f := FateOf(c); f.Failed != "unresponsive" || !strings.Contains(f.String(), "5 of 10 stats polls unanswered") {
+		t.Fatalf("stalled: %+v %s", f, f)
+	}
+	c.Stream.StatsFailed = 1 // one slow poll is no outage
+	if f := FateOf(c); f.Failed != "" || !f.Bounded() {
+		t.Fatalf("one unanswered poll: %+v", f)
+	}
 }
