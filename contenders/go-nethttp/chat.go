@@ -226,6 +226,11 @@ func (h *chatHub) shutdown(grace time.Duration) {
 	conns := h.conns
 	h.conns = nil
 	h.mu.Unlock()
+	closeAll(conns, grace)
+}
+
+// closeAll closes conns with 1001, all at once, and waits up to grace for their handshakes.
+func closeAll(conns map[*websocket.Conn]struct{}, grace time.Duration) {
 	var wg sync.WaitGroup
 	for c := range conns {
 		wg.Add(1)

@@ -309,18 +309,5 @@ func (h *streamHub) shutdown(grace time.Duration) {
 	conns := h.conns
 	h.conns = nil
 	h.mu.Unlock()
-	var wg sync.WaitGroup
-	for c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.Close(websocket.StatusGoingAway, "server stopping")
-		}()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(grace):
-	}
+	closeAll(conns, grace)
 }

@@ -12,7 +12,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 )
@@ -222,10 +221,3 @@ func (c *Conn) Close() error {
 
 // Path is the request path for rate and size.
 func Path(rate, size int) string { return fmt.Sprintf("/stream?rate=%d&size=%d", rate, size) }
-
-// IsClosedErr reports whether err is the end of a connection rather than a protocol fault.
-func IsClosedErr(err error) bool {
-	var ce *CloseError
-	return errors.As(err, &ce) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "connection reset")
-}

@@ -80,8 +80,8 @@ func badRequest(w http.ResponseWriter, what string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": what})
 }
 
-// Param reads an integer query parameter in lo..hi, def when absent.
-func Param(r *http.Request, name string, def, lo, hi int) (int, error) {
+// param reads an integer query parameter in lo..hi, def when absent.
+func param(r *http.Request, name string, def, lo, hi int) (int, error) {
 	v := r.URL.Query().Get(name)
 	if !r.URL.Query().Has(name) {
 		return def, nil
@@ -94,12 +94,12 @@ func Param(r *http.Request, name string, def, lo, hi int) (int, error) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	rate, err := Param(r, "rate", 0, 0, MaxRate)
+	rate, err := param(r, "rate", 0, 0, MaxRate)
 	if err != nil {
 		badRequest(w, err.Error())
 		return
 	}
-	size, err := Param(r, "size", DefaultSize, MinSize, MaxSize)
+	size, err := param(r, "size", DefaultSize, MinSize, MaxSize)
 	if err != nil {
 		badRequest(w, err.Error())
 		return
