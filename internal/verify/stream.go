@@ -189,15 +189,16 @@ func drops(ctx context.Context, addr string) error {
 	if after.Dropped <= before.Dropped {
 		return fmt.Errorf("dropped stayed %d while a client read nothing of a rate-0 stream for 1.5 s (generated %d→%d)", after.Dropped, before.Generated, after.Generated)
 	}
-	// Its first message is still seq 0: the oldest are dropped from the queue, not the
-	// messages already handed to the connection.
+	// It still streams well-formed messages after the wait. (Its first need not be seq 0: a
+	// generator may fill the queue before the first send is taken, and the contract lets the
+	// oldest go then too.)
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	msg, err := c.ReadMessage()
 	if err != nil {
 		return err
 	}
-	if m, err := stream.Check(msg, stream.DefaultSize); err != nil || m.Seq != 0 {
-		return fmt.Errorf("the first message after the wait: seq %d, %v", m.Seq, err)
+	if _, err := stream.Check(msg, stream.DefaultSize); err != nil {
+		return fmt.Errorf("the first message after the wait: %w", err)
 	}
 	return nil
 }
