@@ -12,7 +12,10 @@ test:
 test-unit:
 	go test -count=1 -short ./...
 
-# The engine beside wrk, and the stall check (docs/performance.md).
+# The benchmarks of the lab's own client that docs/performance.md reports: the engine beside
+# wrk with the stall check, then the chat and the stream clients. Needs wrk; arena bench
+# builds the contender it measures against.
 bench:
-	./arena build spring-webflux
-	go run ./internal/bench
+	./arena bench --against spring-webflux
+	./arena bench chat --users 10000
+	./arena bench stream

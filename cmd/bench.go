@@ -2,12 +2,14 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -53,16 +55,20 @@ client's ceiling rather than the server's.`,
 			if conns < 1 || conns > 10000 || rounds < 1 || rounds > 20 || rate < 1 || duration < time.Second || warmup < 0 {
 				return fmt.Errorf("--connections 1..10000, --rounds 1..20, --rate ≥ 1 and --duration ≥ 1s")
 			}
+			if err := checkPath(path); err != nil {
+				return err
+			}
 			if _, err := bench.WrkPath(); err != nil {
 				return err
 			}
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			var l *lab.Lab
 			var ms []*contender.Manifest
 			var err error
 			if against == labDownstream { // no contender, so no build and no JDK
-				l, err = lf.open()
+				l, err = lf.open(stderr)
 			} else {
-				l, ms, err = lf.openWith([]string{against})
+				l, ms, err = lf.openWith(stderr, []string{against})
 			}
 			if err != nil {
 				return err
@@ -87,20 +93,12 @@ client's ceiling rather than the server's.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
-			fmt.Fprintf(os.Stderr, "bench: %s on CPU %s, client on CPU %s\n", against, lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs))
+			fmt.Fprintf(stderr, "bench: %s on CPU %s, client on CPU %s\n", against, lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs))
 			tp, err := bench.CompareWithWrk(ctx, target.addr, path, target.pid, conns, duration, warmup, rounds, lab.FormatCPUs(l.ClientCPUs))
 			if err != nil {
 				return err
 			}
-			fmt.Printf("\n### Throughput: %s %s, %d connections, %s rounds\n\n", against, path, conns, duration)
-			fmt.Println("| round | client | requests/s | client CPU % | server CPU % | client p99 ms |")
-			fmt.Println("| --- | --- | ---: | ---: | ---: | ---: |")
-			for i, r := range tp.Rounds {
-				fmt.Printf("| %d | %s | %.0f | %.0f | %.0f | %.2f |\n", i/2+1, r.Client, r.RPS, r.ClientCPU, r.ServerCPU, r.P99ms)
-			}
-			a, acpu := tp.Mean("arena")
-			w, wcpu := tp.Mean("wrk")
-			fmt.Printf("\narena %.0f req/s at %.0f%% CPU, wrk %.0f req/s at %.0f%% CPU: arena/wrk = %.2f×\n", a, acpu, w, wcpu, a/w)
+			printThroughput(stdout, against, path, conns, duration, tp)
 
 			st, err := bench.StallCheck(ctx, target.addr, path, rate, stallCon, duration*2, stallFor,
 				func() error { return syscall.Kill(-target.pid, syscall.SIGSTOP) },
@@ -108,13 +106,7 @@ client's ceiling rather than the server's.`,
 			if err != nil {
 				return err
 			}
-			fmt.Printf("\n### Stall: %d req/s for %.0f s, %d connections, server frozen %.1f s at a third\n\n", st.Rate, st.Seconds, st.Connections, st.StallS)
-			fmt.Println("| figure | p50 ms | p99 ms | p99.9 ms | max ms |")
-			fmt.Println("| --- | ---: | ---: | ---: | ---: |")
-			fmt.Printf("| response time (from intended send) | %.2f | %.1f | %.1f | %.1f |\n", st.Response.P50, st.Response.P99, st.Response.P999, st.Response.Max)
-			fmt.Printf("| service time (what a closed-loop tool sees) | %.2f | %.1f | %.1f | %.1f |\n", st.Service.P50, st.Service.P99, st.Service.P999, st.Service.Max)
-			fmt.Printf("\npredicted response p99 = stall − 1%% of the run + baseline p99 = %.0f − %.0f + %.1f = %.0f ms; measured %.0f ms (%.2f×)\n",
-				st.StallS*1000, 0.01*st.Seconds*1000, st.BaselineMs, st.PredictedMs, st.Response.P99, st.Response.P99/st.PredictedMs)
+			printStall(stdout, st)
 			return nil
 		},
 	}
@@ -131,6 +123,52 @@ client's ceiling rather than the server's.`,
 	f.DurationVar(&stallFor, "stall", time.Second, "stall check: how long the server is frozen")
 	f.IntVar(&stallCon, "stall-connections", 16, "stall check: connections (the backlog waits for them)")
 	return cmd
+}
+
+// checkPath keeps --path a path on the target, which the clients append to its address
+// (http://127.0.0.1:port + path): it starts with /, and holds no @ (what came before it would
+// be a user, what after it a host elsewhere), no whitespace and no control character (which
+// would split the request line).
+func checkPath(path string) error {
+	bad := ""
+	switch {
+	case !strings.HasPrefix(path, "/"):
+		bad = "it must start with /"
+	case strings.Contains(path, "@"):
+		bad = "it must hold no @"
+	case strings.IndexFunc(path, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		bad = "it must hold no whitespace or control character"
+	}
+	if bad != "" {
+		return fmt.Errorf("--path %q: %s (a path on the target, e.g. /instant)", path, bad)
+	}
+	return nil
+}
+
+// printThroughput prints the rounds of arena beside wrk as a Markdown table, then the
+// clients' means and their ratio.
+func printThroughput(out io.Writer, against, path string, conns int, duration time.Duration, tp bench.Throughput) {
+	fmt.Fprintf(out, "\n### Throughput: %s %s, %d connections, %s rounds\n\n", against, path, conns, duration)
+	fmt.Fprintln(out, "| round | client | requests/s | client CPU % | server CPU % | client p99 ms |")
+	fmt.Fprintln(out, "| --- | --- | ---: | ---: | ---: | ---: |")
+	for i, r := range tp.Rounds {
+		fmt.Fprintf(out, "| %d | %s | %.0f | %.0f | %.0f | %.2f |\n", i/2+1, r.Client, r.RPS, r.ClientCPU, r.ServerCPU, r.P99ms)
+	}
+	a, acpu := tp.Mean("arena")
+	w, wcpu := tp.Mean("wrk")
+	fmt.Fprintf(out, "\narena %.0f req/s at %.0f%% CPU, wrk %.0f req/s at %.0f%% CPU: arena/wrk = %.2f×\n", a, acpu, w, wcpu, a/w)
+}
+
+// printStall prints the stall check as a Markdown table, then the measured p99 beside the
+// arithmetic's.
+func printStall(out io.Writer, st bench.Stall) {
+	fmt.Fprintf(out, "\n### Stall: %d req/s for %.0f s, %d connections, server frozen %.1f s at a third\n\n", st.Rate, st.Seconds, st.Connections, st.StallS)
+	fmt.Fprintln(out, "| figure | p50 ms | p99 ms | p99.9 ms | max ms |")
+	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: |")
+	fmt.Fprintf(out, "| response time (from intended send) | %.2f | %.1f | %.1f | %.1f |\n", st.Response.P50, st.Response.P99, st.Response.P999, st.Response.Max)
+	fmt.Fprintf(out, "| service time (what a closed-loop tool sees) | %.2f | %.1f | %.1f | %.1f |\n", st.Service.P50, st.Service.P99, st.Service.P999, st.Service.Max)
+	fmt.Fprintf(out, "\npredicted response p99 = stall − 1%% of the run + baseline p99 = %.0f − %.0f + %.1f = %.0f ms; measured %.0f ms (%.2f×)\n",
+		st.StallS*1000, 0.01*st.Seconds*1000, st.BaselineMs, st.PredictedMs, st.Response.P99, st.Response.P99/st.PredictedMs)
 }
 
 // benchTarget is a started server.
@@ -150,7 +188,7 @@ func startTarget(cmd *cobra.Command, l *lab.Lab, ms []*contender.Manifest, name 
 		}
 		return &benchTarget{addr: ds.Addr, pid: ds.Pid(), stop: ds.Stop}, nil
 	}
-	builder := &contender.Builder{CacheDir: filepath.Join(l.Root, ".arena", "builds"), Settings: l.Settings}
+	builder := l.Builder()
 	if _, err := builder.Build(cmd.Context(), ms[0], false); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,7 +40,8 @@ goal for the client is 1.5 M msg/s of 250-byte messages on one.`,
 					return fmt.Errorf("--clients %d: 1..10000", c)
 				}
 			}
-			l, err := lf.open()
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			l, err := lf.open(stderr)
 			if err != nil {
 				return err
 			}
@@ -53,17 +55,14 @@ goal for the client is 1.5 M msg/s of 250-byte messages on one.`,
 			if err := lab.PinSelf(l.ClientCPUs); err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "bench stream: reference producer (--blast) on CPU %s, client on CPU %s\n", lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs))
-			fmt.Printf("\n### Stream client: %d-byte messages for %s\n\n", size, duration)
-			fmt.Println("| clients | messages | msg/s | client cores | msg per client CPU-s | ns per message | latency p50 ms | p99 ms | malformed | gaps |")
-			fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+			fmt.Fprintf(stderr, "bench stream: reference producer (--blast) on CPU %s, client on CPU %s\n", lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs))
+			printStreamHead(stdout, size, duration)
 			for _, n := range clients {
 				c, err := bench.StreamCostRun(cmd.Context(), srv.Addr, n, size, duration)
 				if err != nil {
 					return err
 				}
-				fmt.Printf("| %d | %d | %.0f | %.2f | %.0f | %.0f | %.2f | %.2f | %d | %d |\n", c.Clients, c.Delivered, c.PerSecond,
-					c.ClientCores, c.PerCoreSecond, c.NanosPerMessage, c.Latency.P50, c.Latency.P99, c.Malformed, c.Gaps)
+				printStreamRow(stdout, c)
 			}
 			return nil
 		},
@@ -74,4 +73,17 @@ goal for the client is 1.5 M msg/s of 250-byte messages on one.`,
 	f.IntVar(&size, "size", 250, "message size in bytes")
 	f.DurationVar(&duration, "duration", 10*time.Second, "reading time per row")
 	return cmd
+}
+
+// printStreamHead begins the Markdown table of the stream client's cost; printStreamRow adds
+// one row a --clients count as it is measured.
+func printStreamHead(out io.Writer, size int, duration time.Duration) {
+	fmt.Fprintf(out, "\n### Stream client: %d-byte messages for %s\n\n", size, duration)
+	fmt.Fprintln(out, "| clients | messages | msg/s | client cores | msg per client CPU-s | ns per message | latency p50 ms | p99 ms | malformed | gaps |")
+	fmt.Fprintln(out, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+}
+
+func printStreamRow(out io.Writer, c bench.StreamCost) {
+	fmt.Fprintf(out, "| %d | %d | %.0f | %.2f | %.0f | %.0f | %.2f | %.2f | %d | %d |\n", c.Clients, c.Delivered, c.PerSecond,
+		c.ClientCores, c.PerCoreSecond, c.NanosPerMessage, c.Latency.P50, c.Latency.P99, c.Malformed, c.Gaps)
 }

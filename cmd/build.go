@@ -2,11 +2,8 @@ package cmd
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
-
-	"github.com/arena-lab/arena/internal/contender"
 )
 
 func newBuildCmd() *cobra.Command {
@@ -16,11 +13,11 @@ func newBuildCmd() *cobra.Command {
 		Use:   "build [contender...]",
 		Short: "Build contenders whose sources changed (default: all)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, ms, err := lf.openWith(args)
+			l, ms, err := lf.openWith(cmd.ErrOrStderr(), args)
 			if err != nil {
 				return err
 			}
-			builder := &contender.Builder{CacheDir: filepath.Join(l.Root, ".arena", "builds"), Settings: l.Settings}
+			builder := l.Builder()
 			for _, m := range ms {
 				l.Progress.Step("build " + m.Name)
 				b, err := builder.Build(cmd.Context(), m, force)

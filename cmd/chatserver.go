@@ -24,7 +24,7 @@ measures the client against, and a reference for anyone writing a contender's ch
 			if err != nil {
 				return err
 			}
-			fmt.Println("ws://" + s.Addr() + "/chat")
+			fmt.Fprintln(cmd.OutOrStdout(), "ws://"+s.Addr()+"/chat")
 			<-cmd.Context().Done()
 			return s.Close()
 		},

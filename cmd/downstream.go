@@ -31,7 +31,7 @@ the failures arena verify checks.`,
 			if err != nil {
 				return err
 			}
-			fmt.Println(s.URL())
+			fmt.Fprintln(cmd.OutOrStdout(), s.URL())
 			<-cmd.Context().Done()
 			return s.Close()
 		},

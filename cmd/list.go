@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -24,7 +23,7 @@ func newListCmd() *cobra.Command {
 				return err
 			}
 			ms, discoverErr := contender.Discover(root + "/contenders")
-			w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "CONTENDER\tMODEL\tSTACK\tKNOBS")
 			for _, m := range ms {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", m.Name, m.Model, m.Stack, strings.Join(m.Knobs, ","))

@@ -2,13 +2,11 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/arena-lab/arena/internal/lab"
-	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/report"
 	"github.com/arena-lab/arena/scenarios"
 )
@@ -28,31 +26,20 @@ current rules; the measurements are never changed.`,
 			if err != nil {
 				return err
 			}
-			path := args[0]
-			if _, err := os.Stat(path); err != nil {
-				path = filepath.Join(root, "runs", args[0])
-			}
-			run, err := results.Load(path)
+			run, err := findRun(root, args[0])
 			if err != nil {
-				return fmt.Errorf("no run %q: %w", args[0], err)
-			}
-			if sc, err := scenarios.Find(run.Scenario.Name); err == nil {
-				if run.Summary, err = results.Summarise(run.Cells); err != nil {
-					return err
-				}
-				run.Verdicts, run.Claims = sc.Judge(run)
-			}
-			if out == "" {
-				dir := path
-				if st, err := os.Stat(path); err == nil && !st.IsDir() {
-					dir = filepath.Dir(path)
-				}
-				out = filepath.Join(dir, "report.html")
-			}
-			if err := report.WriteFile(run, report.ChartLibPath(root), out); err != nil {
 				return err
 			}
-			fmt.Println(out)
+			if err := scenarios.Rejudge(run.Run); err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join(run.dir, "report.html")
+			}
+			if err := report.WriteFile(run.Run, report.ChartLibPath(root), out); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), out)
 			return nil
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -37,25 +38,62 @@ Start with:  arena run            (the default comparison)
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newListCmd(), newVerifyCmd(), newBuildCmd(), newReportCmd(), newBenchCmd(), newDownstreamCmd(), newChatServerCmd(), newStreamServerCmd(), newMatrixCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newVerifyCmd(), newBuildCmd(), newReportCmd(), newBenchCmd(), newDownstreamCmd(), newChatServerCmd(), newStreamServerCmd(), newMatrixCmd(), newReproduceCmd(), newCompareCmd())
 	return root
 }
 
 // Execute runs the command line and exits with its status.
 func Execute() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx := interrupts(os.Stderr, os.Interrupt, syscall.SIGTERM)
+	os.Exit(runArena(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// interrupts is a context that ends at the first of sigs (Ctrl-C: the cell under way stops,
+// its contender gets its grace after SIGTERM, the results are saved and the report drawn),
+// and hurries at the second (the contender is killed at once, and the run saves and draws
+// what it has all the same). A third ends arena outright; the kernel then kills the
+// contender with it, and the next run sweeps the memory cgroup it leaves.
+func interrupts(stderr io.Writer, sigs ...os.Signal) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	hurry := make(chan struct{})
+	ch := make(chan os.Signal, len(sigs)*3)
+	signal.Notify(ch, sigs...)
 	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C ends arena at once; the kernel then kills the contender with it
+		<-ch
+		cancel()
+		<-ch
+		fmt.Fprintln(stderr, "\narena: stopping now: the contender is killed, what finished is saved (Ctrl-C again ends arena at once)")
+		close(hurry)
+		signal.Stop(ch)
 	}()
-	err := newRoot().ExecuteContext(ctx)
+	return context.WithValue(ctx, hurryKey{}, (<-chan struct{})(hurry))
+}
+
+// hurryKey holds, in a command's context, the channel a second Ctrl-C closes.
+type hurryKey struct{}
+
+// hurryOf is the channel a second Ctrl-C closes, or nil (never) outside Execute.
+func hurryOf(ctx context.Context) <-chan struct{} {
+	h, _ := ctx.Value(hurryKey{}).(<-chan struct{})
+	return h
+}
+
+// runArena runs arena with args, every command writing its results to stdout and its
+// progress and errors to stderr, and returns the exit status.
+func runArena(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
 	switch {
 	case err == nil:
+		return 0
 	case errors.Is(err, errInterrupted):
-		os.Exit(exitInterrupted)
+		return exitInterrupted
 	default:
-		fmt.Fprintln(os.Stderr, "arena:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "arena:", err)
+		return 1
 	}
 }
 
@@ -72,8 +110,9 @@ func (f *labFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.heapMB, "heap", 512, "heap in MiB for every contender (JVM -Xms/-Xmx, Node --max-old-space-size, Go GOMEMLIMIT)")
 }
 
-// open finds the lab and checks the shared settings.
-func (f *labFlags) open() (*lab.Lab, error) {
+// open finds the lab and checks the shared settings; the lab reports progress to w (the
+// command's stderr).
+func (f *labFlags) open(w io.Writer) (*lab.Lab, error) {
 	root, err := lab.FindRoot()
 	if err != nil {
 		return nil, err
@@ -90,13 +129,13 @@ func (f *labFlags) open() (*lab.Lab, error) {
 		return nil, fmt.Errorf("--heap %d: give MiB between 64 and 65536", f.heapMB)
 	}
 	return &lab.Lab{Root: root, ServerCPUs: server, ClientCPUs: client,
-		Settings: contender.Settings{HeapMB: f.heapMB}, Progress: lab.NewProgress(os.Stderr)}, nil
+		Settings: contender.Settings{HeapMB: f.heapMB}, Progress: lab.NewProgress(w)}, nil
 }
 
 // openWith opens the lab and selects contenders by name (all when none), finding a JDK
 // 21+ only when one of them runs on Java.
-func (f *labFlags) openWith(names []string) (*lab.Lab, []*contender.Manifest, error) {
-	l, err := f.open()
+func (f *labFlags) openWith(w io.Writer, names []string) (*lab.Lab, []*contender.Manifest, error) {
+	l, err := f.open(w)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,13 +147,20 @@ func (f *labFlags) openWith(names []string) (*lab.Lab, []*contender.Manifest, er
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, m := range ms {
-		if m.Runtime == "java" {
-			if l.Settings.JDK, err = contender.FindJDK(); err != nil {
-				return nil, nil, err
-			}
-			break
-		}
+	if err := findJDKFor(l, ms); err != nil {
+		return nil, nil, err
 	}
 	return l, ms, nil
+}
+
+// findJDKFor finds a JDK 21+ for the lab when one of ms runs on Java.
+func findJDKFor(l *lab.Lab, ms []*contender.Manifest) error {
+	for _, m := range ms {
+		if m.Runtime == "java" {
+			jdk, err := contender.FindJDK()
+			l.Settings.JDK = jdk
+			return err
+		}
+	}
+	return nil
 }

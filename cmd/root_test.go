@@ -3,10 +3,10 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
-	"strconv"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/report"
 )
 
 // labRoot is the lab's folder seen from this package's.
@@ -30,14 +32,20 @@ func setup(t *testing.T) {
 	t.Setenv("ARENA_JAVA_HOME", t.TempDir())
 }
 
-// execute runs arena with args and returns what it printed (through cobra) and its error.
-// It fails the test if the command took longer than quickly.
-func execute(t *testing.T, args ...string) (string, error) {
+// output is what a command printed, on each stream, and how it ended.
+type output struct {
+	stdout, stderr string
+	err            error
+}
+
+// execute runs arena with args and returns what it printed and its error. It fails the
+// test if the command took longer than quickly.
+func execute(t *testing.T, args ...string) output {
 	t.Helper()
 	root := newRoot()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
+	var stdout, stderr bytes.Buffer
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
 	root.SetArgs(args)
 	// A safety net only: a command that started real work would be interrupted.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -47,7 +55,25 @@ func execute(t *testing.T, args ...string) (string, error) {
 	if took := time.Since(start); took > quickly {
 		t.Errorf("arena %s took %s: it did work instead of refusing at once", strings.Join(args, " "), took.Round(time.Millisecond))
 	}
-	return out.String(), err
+	return output{stdout: stdout.String(), stderr: stderr.String(), err: err}
+}
+
+// refused runs arena with args and checks that it failed with an error that says every
+// one of want, having printed nothing (the error is printed once, by runArena).
+func refused(t *testing.T, args []string, want ...string) {
+	t.Helper()
+	o := execute(t, args...)
+	if o.err == nil {
+		t.Fatalf("arena %s succeeded:\n%s", strings.Join(args, " "), o.stdout)
+	}
+	for _, w := range want {
+		if !strings.Contains(o.err.Error(), w) {
+			t.Errorf("arena %s: error %q does not contain %q", strings.Join(args, " "), o.err, w)
+		}
+	}
+	if o.stdout != "" || o.stderr != "" {
+		t.Errorf("arena %s printed beside its error:\nstdout: %q\nstderr: %q", strings.Join(args, " "), o.stdout, o.stderr)
+	}
 }
 
 // noWork checks that an --out folder is still empty: the run created no runs/<id>/.
@@ -62,175 +88,199 @@ func noWork(t *testing.T, out string) {
 	}
 }
 
-func TestRunRejectsBadInput(t *testing.T) {
-	setup(t)
-	held, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	heldPort := strconv.Itoa(held.Addr().(*net.TCPAddr).Port)
-
-	tests := []struct {
-		name string
-		args []string
-		want []string
-	}{
-		{"repeat 0", []string{"--repeat", "0"}, []string{"--repeat 0: give 1 to 100"}},
-		{"repeat 101", []string{"--repeat", "101"}, []string{"--repeat 101: give 1 to 100"}},
-		{"repeat not a number", []string{"--repeat", "abc"}, []string{`invalid argument "abc"`, "--repeat"}},
-		{"unknown scenario", []string{"nosuch"}, []string{`no scenario "nosuch"`, "scenarios: isolation"}},
-		{"two scenarios", []string{"isolation", "isolation"}, []string{"accepts at most 1 arg"}},
-		{"unknown preset", []string{"--preset", "nosuch"}, []string{`no preset "nosuch"`, "seed, default"}},
-		{"server CPU not here", []string{"--server-cpus", "99", "--client-cpus", "0"}, []string{"--server-cpus", `"99"`, "not available"}},
-		{"server CPUs not a list", []string{"--server-cpus", "one"}, []string{"--server-cpus", `"one" is not a CPU number`}},
-		{"client CPUs not a list", []string{"--server-cpus", "0", "--client-cpus", "2-1"}, []string{"--client-cpus", `"2-1"`}},
-		{"heap too small", []string{"--heap", "10", "--server-cpus", "0", "--client-cpus", "0"}, []string{"--heap 10", "between 64 and 65536"}},
-		{"heap too large", []string{"--heap", "100000", "--server-cpus", "0", "--client-cpus", "0"}, []string{"--heap 100000"}},
-		{"privileged port", []string{"--port", "80"}, []string{"--port 80: give 1024 to 65535"}},
-		{"port too large", []string{"--port", "70000"}, []string{"--port 70000"}},
-		{"port taken", []string{"--port", heldPort}, []string{"port " + heldPort + " is already in use"}},
-		{"negative duration", []string{"--duration", "-1s"}, []string{"--duration and --timeout must be positive"}},
-		{"negative timeout", []string{"--timeout", "-5s"}, []string{"--duration and --timeout must be positive"}},
-		{"duration not a duration", []string{"--duration", "soon"}, []string{`invalid argument "soon"`, "--duration"}},
-		{"unknown flag", []string{"--repeats", "2"}, []string{"unknown flag: --repeats"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out := t.TempDir()
-			_, err := execute(t, append(append([]string{"run"}, tt.args...), "--out", out)...)
-			if err == nil {
-				t.Fatalf("arena run %s succeeded", strings.Join(tt.args, " "))
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-			noWork(t, out)
-		})
-	}
-}
-
-// An unknown contender is refused with the list of the known ones, whatever this lab's
-// contenders are at the moment.
-func TestUnknownContender(t *testing.T) {
+// unknownContender checks that arena args, which name the contender "nosuch", is refused
+// with the list of the known ones, whatever this lab's contenders are at the moment.
+func unknownContender(t *testing.T, args ...string) {
+	t.Helper()
 	setup(t)
 	known, discoverErr := contender.Discover(labRoot + "/contenders")
-	out := t.TempDir()
-	for _, args := range [][]string{
-		{"run", "--contenders", "nosuch", "--server-cpus", "0", "--client-cpus", "0", "--out", out},
-		{"run", "--contenders", "nosuch,other", "--server-cpus", "0", "--client-cpus", "0", "--out", out},
-		{"verify", "nosuch", "--server-cpus", "0", "--client-cpus", "0"},
-		{"build", "nosuch", "--server-cpus", "0", "--client-cpus", "0"},
-	} {
-		t.Run(strings.Join(args[:3], " "), func(t *testing.T) {
-			_, err := execute(t, args...)
-			if err == nil {
-				t.Fatalf("arena %s succeeded", strings.Join(args, " "))
-			}
-			if discoverErr != nil {
-				// A broken manifest in the lab is reported before any selection.
-				if !strings.Contains(err.Error(), discoverErr.Error()) {
-					t.Errorf("error %q, want the discovery error %q", err, discoverErr)
-				}
-				return
-			}
-			if !strings.Contains(err.Error(), `no contender "nosuch"`) || !strings.Contains(err.Error(), "known:") {
-				t.Errorf("error %q does not name the unknown contender", err)
-			}
-			for _, m := range known {
-				if !strings.Contains(err.Error(), m.Name) {
-					t.Errorf("error %q does not list %s", err, m.Name)
-				}
-			}
-		})
+	o := execute(t, args...)
+	if o.err == nil {
+		t.Fatalf("arena %s succeeded", strings.Join(args, " "))
 	}
-	noWork(t, out)
+	if discoverErr != nil {
+		// A broken manifest in the lab is reported before any selection.
+		if !strings.Contains(o.err.Error(), discoverErr.Error()) {
+			t.Errorf("error %q, want the discovery error %q", o.err, discoverErr)
+		}
+		return
+	}
+	if !strings.Contains(o.err.Error(), `no contender "nosuch"`) || !strings.Contains(o.err.Error(), "known:") {
+		t.Errorf("error %q does not name the unknown contender", o.err)
+	}
+	for _, m := range known {
+		if !strings.Contains(o.err.Error(), m.Name) {
+			t.Errorf("error %q does not list %s", o.err, m.Name)
+		}
+	}
 }
 
-func TestOtherCommandsRejectBadInput(t *testing.T) {
+// fixtureLab makes an empty lab (no contenders, a stand-in chart library), points
+// ARENA_ROOT at it and returns its folder.
+func fixtureLab(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, dir := range []string{"contenders", "scenarios", "runs"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib := report.ChartLibPath(root)
+	if err := os.MkdirAll(filepath.Dir(lib), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lib, []byte("/* chart library */"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ARENA_ROOT", root)
+	t.Setenv("ARENA_JAVA_HOME", t.TempDir())
+	return root
+}
+
+// savedVerdict is the why of every verdict a fixture run is saved with: a run re-judged
+// by this arena's scenario no longer has it.
+const savedVerdict = "the verdict this run was saved with"
+
+// fixtureRun is a finished run of scenario with one cell per contender, saved with a
+// verdict per contender.
+func fixtureRun(id, scenario string, started time.Time, contenders ...string) *results.Run {
+	finished := started.Add(time.Minute)
+	run := &results.Run{
+		Schema: results.SchemaVersion, ID: id, Command: []string{"arena", "run", scenario},
+		Started: started, Finished: &finished, Status: results.RunComplete,
+		Scenario: results.ScenarioInfo{Name: scenario, Title: "fixture of " + scenario, Preset: "study", Repeat: 1,
+			Levels: []results.Level{{Name: "study", Load: "open loop"}}},
+	}
+	for _, name := range contenders {
+		run.Contenders = append(run.Contenders, results.Contender{Name: name, Model: "goroutines", Verified: "passed"})
+		run.Cells = append(run.Cells, results.Cell{Contender: name, Level: "study", Repeat: 1, Started: started, Seconds: 20,
+			Outcome: results.Outcome{Status: results.OutcomeOK}})
+		run.Verdicts = append(run.Verdicts, results.Verdict{Contender: name, Verdict: "saved", Why: savedVerdict})
+	}
+	return run
+}
+
+// saveRun saves run as dir/<its id>/results.json and returns the folder.
+func saveRun(t *testing.T, dir string, run *results.Run) string {
+	t.Helper()
+	folder := filepath.Join(dir, run.ID)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Save(run, folder); err != nil {
+		t.Fatal(err)
+	}
+	return folder
+}
+
+// The error of a command is printed once, on stderr after "arena:", and makes the exit
+// status 1; a command that succeeds exits 0 and prints on stdout only.
+func TestRunArenaExitStatus(t *testing.T) {
 	setup(t)
-	tests := []struct {
-		name string
-		args []string
-		want []string
-	}{
-		{"report of no run", []string{"report", "nosuch-run"}, []string{`no run "nosuch-run"`}},
-		{"report without a run", []string{"report"}, []string{"accepts 1 arg"}},
-		{"verify with a bad heap", []string{"verify", "--heap", "10", "--server-cpus", "0"}, []string{"--heap 10"}},
-		{"build with a bad CPU", []string{"build", "--server-cpus", "99", "--client-cpus", "0"}, []string{"--server-cpus", "not available"}},
-		{"list takes no arguments", []string{"list", "extra"}, []string{`unknown command "extra"`}},
-		{"unknown command", []string{"nosuch"}, []string{`unknown command "nosuch"`}},
+	ctx := context.Background()
+	var stdout, stderr bytes.Buffer
+	if code := runArena(ctx, []string{"run", "--repeat", "0"}, &stdout, &stderr); code != 1 {
+		t.Errorf("arena run --repeat 0 exited %d, want 1", code)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := execute(t, tt.args...)
-			if err == nil {
-				t.Fatalf("arena %s succeeded", strings.Join(tt.args, " "))
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-		})
+	if got, want := stderr.String(), "arena: --repeat 0: give 1 to 100\n"; got != want {
+		t.Errorf("stderr %q, want %q", got, want)
 	}
+	if stdout.Len() > 0 {
+		t.Errorf("a refused command printed on stdout: %q", stdout.String())
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	if code := runArena(ctx, []string{"list"}, &stdout, &stderr); code != 0 {
+		t.Errorf("arena list exited %d, want 0; stderr %q", code, stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "CONTENDER") || stderr.Len() > 0 {
+		t.Errorf("arena list: stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	if code := runArena(ctx, []string{"nosuch"}, &stdout, &stderr); code != 1 || !strings.HasPrefix(stderr.String(), `arena: unknown command "nosuch"`) {
+		t.Errorf("arena nosuch: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	setup(t)
+	refused(t, []string{"nosuch"}, `unknown command "nosuch"`)
 }
 
 // ARENA_ROOT that is not a lab is refused before anything else.
 func TestBadArenaRoot(t *testing.T) {
 	setup(t)
 	t.Setenv("ARENA_ROOT", t.TempDir())
-	for _, args := range [][]string{{"report", "x"}, {"verify", "x"}, {"run", "--server-cpus", "0", "--client-cpus", "0", "--out", t.TempDir()}} {
-		_, err := execute(t, args...)
-		if err == nil || !strings.Contains(err.Error(), "has no contenders/ folder") {
-			t.Errorf("arena %s with a bad ARENA_ROOT: %v", strings.Join(args, " "), err)
+	for _, args := range [][]string{
+		{"report", "x"}, {"verify", "x"}, {"list"}, {"matrix"},
+		{"run", "--server-cpus", "0", "--client-cpus", "0", "--out", t.TempDir()},
+	} {
+		o := execute(t, args...)
+		if o.err == nil || !strings.Contains(o.err.Error(), "has no contenders/ folder") {
+			t.Errorf("arena %s with a bad ARENA_ROOT: %v", strings.Join(args, " "), o.err)
 		}
 	}
 }
 
 func TestHelp(t *testing.T) {
 	setup(t)
-	subs := newRoot().Commands()
-	if len(subs) < 5 {
+	var subs []*cobra.Command
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			subs = append(subs, sub)
+			walk(sub)
+		}
+	}
+	walk(newRoot())
+	if len(subs) < 12 {
 		t.Fatalf("only %d subcommands", len(subs))
 	}
-	out, err := execute(t, "--help")
-	if err != nil {
-		t.Fatalf("arena --help: %v", err)
+	o := execute(t, "--help")
+	if o.err != nil {
+		t.Fatalf("arena --help: %v", o.err)
 	}
-	for _, sub := range subs {
-		if !strings.Contains(out, sub.Name()) {
+	for _, want := range []string{"arena run", "arena list", "Available Commands:"} {
+		if !strings.Contains(o.stdout, want) {
+			t.Errorf("arena --help does not say %q:\n%s", want, o.stdout)
+		}
+	}
+	for _, sub := range newRoot().Commands() {
+		if !strings.Contains(o.stdout, "  "+sub.Name()+" ") {
 			t.Errorf("arena --help does not list %s", sub.Name())
 		}
 	}
 	for _, sub := range subs {
-		t.Run(sub.Name(), func(t *testing.T) {
-			out, err := execute(t, sub.Name(), "--help")
-			if err != nil {
-				t.Fatalf("arena %s --help: %v", sub.Name(), err)
+		path := strings.TrimPrefix(sub.CommandPath(), "arena ")
+		t.Run(path, func(t *testing.T) {
+			o := execute(t, append(strings.Fields(path), "--help")...)
+			if o.err != nil {
+				t.Fatalf("arena %s --help: %v", path, o.err)
 			}
-			if !strings.Contains(out, "Usage:") || !strings.Contains(out, "arena "+sub.Name()) {
-				t.Errorf("arena %s --help has no usage line:\n%s", sub.Name(), out)
+			if o.stderr != "" {
+				t.Errorf("arena %s --help wrote to stderr: %q", path, o.stderr)
+			}
+			out := o.stdout
+			if !strings.Contains(out, "Usage:") || !strings.Contains(out, "arena "+path) {
+				t.Errorf("arena %s --help has no usage line:\n%s", path, out)
 			}
 			if sub.Short != "" && !strings.Contains(out, strings.TrimSpace(firstLineOf(sub.Long, sub.Short))) {
-				t.Errorf("arena %s --help does not describe the command:\n%s", sub.Name(), out)
+				t.Errorf("arena %s --help does not describe the command:\n%s", path, out)
 			}
-			n := 0
 			sub.Flags().VisitAll(func(f *pflag.Flag) {
-				n++
 				if !strings.Contains(out, "--"+f.Name) {
-					t.Errorf("arena %s --help does not mention --%s", sub.Name(), f.Name)
+					t.Errorf("arena %s --help does not mention --%s", path, f.Name)
 				}
 				if f.Shorthand != "" && !strings.Contains(out, "-"+f.Shorthand+", --"+f.Name) {
-					t.Errorf("arena %s --help does not mention -%s", sub.Name(), f.Shorthand)
+					t.Errorf("arena %s --help does not mention -%s", path, f.Shorthand)
 				}
 			})
 			if !strings.Contains(out, "--help") {
-				t.Errorf("arena %s --help does not mention --help", sub.Name())
+				t.Errorf("arena %s --help does not mention --help", path)
 			}
-			t.Logf("%s: %d flags", sub.Name(), n)
 		})
 	}
 }
@@ -246,28 +296,134 @@ func firstLineOf(long, short string) string {
 
 // The flags every command that starts contenders shares, with their defaults.
 func TestLabFlagsShared(t *testing.T) {
-	for _, name := range []string{"run", "verify", "build"} {
-		sub := findSub(t, name)
+	for _, path := range []string{"run", "verify", "build", "bench", "bench chat", "bench stream"} {
+		sub := findSub(t, path)
 		for flag, def := range map[string]string{"server-cpus": "1", "client-cpus": "0", "heap": "512"} {
 			f := sub.Flags().Lookup(flag)
 			if f == nil {
-				t.Errorf("%s has no --%s", name, flag)
+				t.Errorf("%s has no --%s", path, flag)
 				continue
 			}
 			if f.DefValue != def {
-				t.Errorf("%s --%s defaults to %q, want %q", name, flag, f.DefValue, def)
+				t.Errorf("%s --%s defaults to %q, want %q", path, flag, f.DefValue, def)
 			}
 		}
 	}
 }
 
-func findSub(t *testing.T, name string) *cobra.Command {
+// The lab's progress goes to the command's stderr, whatever it is.
+func TestLabProgressGoesToTheCommandsStderr(t *testing.T) {
+	setup(t)
+	var lf labFlags
+	cmd := &cobra.Command{}
+	lf.register(cmd)
+	if err := cmd.ParseFlags([]string{"--server-cpus", "0", "--client-cpus", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	l, err := lf.open(&stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Progress.Step("build x")
+	l.Progress.Done("up to date")
+	if got, want := stderr.String(), "  build x … up to date\n"; got != want {
+		t.Errorf("progress wrote %q, want %q", got, want)
+	}
+}
+
+// findSub finds a command by its path below arena, e.g. "bench chat".
+func findSub(t *testing.T, path string) *cobra.Command {
 	t.Helper()
-	for _, c := range newRoot().Commands() {
-		if c.Name() == name {
-			return c
+	c, rest, err := newRoot().Find(strings.Fields(path))
+	if err != nil || len(rest) > 0 || c.CommandPath() != "arena "+path {
+		t.Fatalf("no subcommand %s (%v)", path, err)
+	}
+	return c
+}
+
+// writes is a writer that hands each write to the test as it comes: the servers print
+// their address with one Fprintln.
+type writes chan string
+
+func (w writes) Write(p []byte) (int, error) {
+	w <- string(p)
+	return len(p), nil
+}
+
+// serve starts arena args, a command that serves until it is stopped, waits for what it
+// prints first on stdout and returns that line; stopping the command (as Ctrl-C does) is a
+// cleanup that checks it then ends without an error, having written nothing to stderr.
+func serve(t *testing.T, args ...string) string {
+	t.Helper()
+	root := newRoot()
+	stdout, stderr := make(writes, 16), make(writes, 16)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetArgs(args)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	command := "arena " + strings.Join(args, " ")
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s stopped with %v", command, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s did not stop within 5 s of its context", command)
+		}
+		if len(stderr) > 0 {
+			t.Errorf("%s wrote to stderr: %q", command, <-stderr)
+		}
+	})
+	select {
+	case first := <-stdout:
+		line, _, _ := strings.Cut(first, "\n")
+		return line
+	case err := <-done:
+		done <- err // for the cleanup
+		t.Fatalf("%s ended before it printed its address: %v", command, err)
+	case <-time.After(quickly):
+		t.Fatalf("%s printed no address within %s", command, quickly)
+	}
+	return ""
+}
+
+// The first signal ends the command's context (Ctrl-C: stop and save); the second closes the
+// hurry the lab reads (kill the contender now, save all the same) and says so.
+func TestSecondInterruptHurries(t *testing.T) {
+	stderr := make(writes, 4)
+	ctx := interrupts(stderr, syscall.SIGUSR1)
+	hurry := hurryOf(ctx)
+	if hurry == nil || hurryOf(context.Background()) != nil {
+		t.Fatal("no hurry channel in the context, or one outside it")
+	}
+	signalSelf := func() {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGUSR1); err != nil {
+			t.Fatal(err)
 		}
 	}
-	t.Fatalf("no subcommand %s", name)
-	return nil
+	signalSelf()
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first signal did not end the context")
+	}
+	select {
+	case <-hurry:
+		t.Fatal("one signal hurried")
+	default:
+	}
+	signalSelf()
+	select {
+	case <-hurry:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second signal did not hurry")
+	}
+	if said := <-stderr; !strings.Contains(said, "the contender is killed, what finished is saved") {
+		t.Errorf("stderr %q does not say what the second Ctrl-C does", said)
+	}
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,25 +35,32 @@ func newRunCmd() *cobra.Command {
 		reverify   bool
 		port       int
 		runsDir    string
+		env        map[string]string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [scenario]",
-		Short: "Build, verify and measure contenders on a scenario (default: isolation)",
+		Short: "Build, verify and measure contenders on a scenario (default: a first look at study 004)",
 		Long: `Builds what is needed, verifies every contender against the contract (refusing any that
 fails), then measures each one on the scenario, one fresh server per cell, and writes
 runs/<id>/ with results.json, results.csv, .hlog interval logs, logs and report.html.
-Ctrl-C stops cleanly: the server is stopped and every finished cell is kept.`,
+Ctrl-C stops cleanly: the server is stopped and every finished cell is kept.
+
+With no scenario it is a first look: the isolation study (seed 004) in its quick form on
+four models, ` + strings.Join(firstLook, ", ") + `: does a slow endpoint starve the fast
+ones? Any flag given overrides its choice. Name a scenario to run it on every contender;
+arena reproduce runs all five studies.`,
 		Example: `  arena run
   arena run isolation --contenders spring-mvc,spring-webflux --quick
-  arena run isolation --preset default --repeat 3 --duration 30s`,
+  arena run isolation --preset default --repeat 3 --duration 30s
+  arena run sleep --contenders spring-mvc --levels sleep-c200 --quick --repeat 5 --env WORKER_THREADS=11`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name := "isolation"
-			if len(args) == 1 {
-				name = args[0]
-			}
+			name := firstLookDefaults(cmd, args, &contenders, &quick)
 			sc, err := scenarios.Find(name)
 			if err != nil {
+				return err
+			}
+			if err := checkEnv(env); err != nil {
 				return err
 			}
 			if repeat < 1 || repeat > 100 {
@@ -77,36 +85,41 @@ Ctrl-C stops cleanly: the server is stopped and every finished cell is kept.`,
 			if _, err := plan.Filter(levels); err != nil {
 				return err
 			}
-			l, ms, err := lf.openWith(contenders)
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			l, ms, err := lf.openWith(stderr, contenders)
 			if err != nil {
 				return err
 			}
+			l.Hurry = hurryOf(cmd.Context())
 			if runsDir == "" {
 				runsDir = filepath.Join(l.Root, "runs")
 			}
-			fmt.Fprintf(os.Stderr, "arena run %s: %d contender(s), contenders on CPU %s, client on CPU %s, heap %d MiB\n",
+			if len(args) == 0 {
+				fmt.Fprintf(stderr, "arena run: a first look at study 004 (isolation): does a slow endpoint starve the fast ones? `arena run --help` says how to shape it, `arena reproduce` runs all five studies.\n")
+			}
+			fmt.Fprintf(stderr, "arena run %s: %d contender(s), contenders on CPU %s, client on CPU %s, heap %d MiB\n",
 				sc.Name(), len(ms), lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs), lf.heapMB)
 			run, dir, runErr := l.Run(cmd.Context(), lab.RunOptions{
 				Scenario: sc, Options: opts, Contenders: ms, Levels: levels, Repeat: repeat, Rebuild: rebuild, Reverify: reverify,
-				Port: port, RunsDir: runsDir, Command: os.Args,
+				Port: port, RunsDir: runsDir, Command: os.Args, Env: env,
 			})
-			if run == nil {
+			if run == nil || dir == "" { // nothing measured, nowhere to write
 				return runErr
 			}
 			reportPath := filepath.Join(dir, "report.html")
 			repErr := report.WriteFile(run, report.ChartLibPath(l.Root), reportPath)
-			printSummary(run)
-			fmt.Fprintf(os.Stderr, "\nresults: %s\n", dir)
+			printSummary(stdout, run)
+			fmt.Fprintf(stderr, "\nresults: %s\n", dir)
 			if repErr != nil {
-				fmt.Fprintf(os.Stderr, "report: not written: %v\n", repErr)
+				fmt.Fprintf(stderr, "report: not written: %v\n", repErr)
 			} else {
-				fmt.Fprintf(os.Stderr, "report:  %s\n", reportPath)
+				fmt.Fprintf(stderr, "report:  %s\n", reportPath)
 			}
 			switch {
 			case runErr != nil:
 				return runErr
-			case run.Status == "interrupted":
-				fmt.Fprintln(os.Stderr, "interrupted: finished cells are kept in the results")
+			case run.Status == results.RunInterrupted:
+				fmt.Fprintln(stderr, "interrupted: finished cells are kept in the results")
 				return errInterrupted
 			}
 			return repErr
@@ -125,11 +138,49 @@ Ctrl-C stops cleanly: the server is stopped and every finished cell is kept.`,
 	f.BoolVar(&reverify, "reverify", false, "verify contenders even when this build already passed")
 	f.IntVar(&port, "port", 0, "start contenders on this port (default: a free port per start)")
 	f.StringVar(&runsDir, "out", "", "folder for runs/<id>/ (default: <lab>/runs)")
+	f.StringToStringVar(&env, "env", nil, "set a contract variable for every level, e.g. WORKER_THREADS=11 (a contender gets only those it honours)")
 	return cmd
 }
 
-// printSummary prints one row per contender and level: verdict, latency per tag, resources.
-func printSummary(run *results.Run) {
+// firstLook are the contenders of `arena run` with no scenario: one of each model study 004
+// sets apart, so that its answer shows in minutes. The blocking servlet starves; the async
+// servlet, WebFlux and virtual threads stay isolated.
+var firstLook = []string{"spring-mvc", "spring-mvc-async", "spring-webflux", "spring-mvc-virtual"}
+
+// firstLookDefaults is the scenario to run: the one named, or with none the first look,
+// whose contenders and quick form apply unless a flag was given for them.
+func firstLookDefaults(cmd *cobra.Command, args []string, contenders *[]string, quick *bool) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	if !cmd.Flags().Changed("contenders") {
+		*contenders = firstLook
+	}
+	if !cmd.Flags().Changed("quick") && !cmd.Flags().Changed("duration") && !cmd.Flags().Changed("preset") {
+		*quick = true
+	}
+	return "isolation"
+}
+
+// setByLab are the variables the lab sets itself, per start and per level.
+var setByLab = []string{"PORT", "DOWNSTREAM_URL", "JAVA_HOME", "JAVA_OPTS", "PATH"}
+
+// checkEnv refuses --env variables the lab sets itself, or that are no variable's name.
+func checkEnv(env map[string]string) error {
+	for k := range env {
+		if slices.Contains(setByLab, k) {
+			return fmt.Errorf("--env %s: the lab sets it itself", k)
+		}
+		if k == "" || strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
+			return fmt.Errorf("--env %q: a contract variable is named in capitals, e.g. WORKER_THREADS=11", k)
+		}
+	}
+	return nil
+}
+
+// printSummary prints to out one row per contender and level (verdict, latency per tag,
+// resources), then the study's claims.
+func printSummary(out io.Writer, run *results.Run) {
 	if len(run.Summary) == 0 {
 		return
 	}
@@ -141,7 +192,7 @@ func printSummary(run *results.Run) {
 	for _, t := range run.Summary[0].Tags {
 		tags = append(tags, t.Tag)
 	}
-	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	head := []string{"CONTENDER", "LEVEL", "VERDICT"}
 	for _, t := range tags {
 		head = append(head, strings.ToUpper(t)+" p50/p99")
@@ -182,17 +233,23 @@ func printSummary(run *results.Run) {
 		if s.Noisy {
 			note = append(note, "noisy")
 		}
+		if s.SharedCPU {
+			note = append(note, "shared-cpu")
+		}
 		if s.ClientBnd {
 			note = append(note, "client-bound")
+		}
+		if s.Faulty() {
+			note = append(note, "faults: "+results.FormatFaults(s.Faults))
 		}
 		row = append(row, fmt.Sprintf("%.0f", s.CPUPct.Median), fmt.Sprintf("%.0f", s.RSSMB.Median), fmt.Sprintf("%.0f", s.Threads.Median), strings.Join(note, ","))
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}
 	w.Flush()
 	if len(run.Claims) > 0 {
-		fmt.Println("\nThe study's claims:")
+		fmt.Fprintln(out, "\nThe study's claims:")
 		for _, c := range run.Claims {
-			fmt.Printf("  (%s) %s\n      %s: %s\n", c.ID, c.Text, strings.ToUpper(c.Verdict), c.Why)
+			fmt.Fprintf(out, "  (%s) %s\n      %s: %s\n", c.ID, c.Text, strings.ToUpper(c.Verdict), c.Why)
 		}
 	}
 }

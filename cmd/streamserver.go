@@ -33,7 +33,7 @@ arena bench stream measures the client against.`,
 			if err != nil {
 				return err
 			}
-			fmt.Println("ws://" + s.Addr() + "/stream")
+			fmt.Fprintln(cmd.OutOrStdout(), "ws://"+s.Addr()+"/stream")
 			<-cmd.Context().Done()
 			return s.Close()
 		},

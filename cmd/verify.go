@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/lab"
+	"github.com/arena-lab/arena/internal/verify"
 )
 
 func newVerifyCmd() *cobra.Command {
@@ -17,12 +19,17 @@ func newVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify [contender...]",
 		Short: "Check contenders against the contract (default: all)",
-		Long: `Builds each contender if needed, starts it twice (once using itself as the downstream of
-/data/{id}, once the lab's own downstream with its failure cases) and checks every path,
-body, content type and error case of contenders/README.md, that the server stays ready
-after each bad request, and that it exits within 10 s of SIGTERM. Exits 1 if any fails.`,
+		Long: `Builds each contender if needed, starts it twice (once with the contract's defaults, using
+itself as the downstream of /data/{id}; once with the lab's own downstream and its failure
+cases, and BACKPRESSURE=off) and checks every path, body, content type and error case of
+contenders/README.md, the HTTP and WebSocket abuse a real server meets, that after each bad
+input the server is still ready and still the same processes, that it listens on loopback
+only, and that it exits within 10 s of SIGTERM. Checks come in groups (http, and chat and
+stream for contenders that list them); each contender's line says which passed, and its
+progress goes to stderr. Exits 1 if any check fails.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, ms, err := lf.openWith(args)
+			out := cmd.OutOrStdout()
+			l, ms, err := lf.openWith(cmd.ErrOrStderr(), args)
 			if err != nil {
 				return err
 			}
@@ -30,31 +37,19 @@ after each bad request, and that it exits within 10 s of SIGTERM. Exits 1 if any
 			if err := os.MkdirAll(logDir, 0o755); err != nil {
 				return err
 			}
-			builder := &contender.Builder{CacheDir: filepath.Join(l.Root, ".arena", "builds"), Settings: l.Settings}
+			builder := l.Builder()
 			var failed []string
 			for _, m := range ms {
-				fmt.Printf("%s (%s, %s)\n", m.Name, m.Model, m.Stack)
+				fmt.Fprintf(out, "%s (%s, %s)\n", m.Name, m.Model, m.Stack)
 				b, err := builder.Build(cmd.Context(), m, false)
 				if err != nil {
-					fmt.Printf("  FAIL build\n    %s\n", strings.ReplaceAll(err.Error(), "\n", "\n    "))
+					fmt.Fprintf(out, "  FAIL build\n    %s\n", strings.ReplaceAll(err.Error(), "\n", "\n    "))
 					failed = append(failed, m.Name)
 					continue
 				}
-				rep, _, err := l.VerifyCached(cmd.Context(), m, b.Hash, logDir, true)
-				for _, c := range rep.Checks {
-					mark := "ok  "
-					if !c.OK {
-						mark = "FAIL"
-					}
-					took := ""
-					if c.Took > 0 {
-						took = " (" + c.Took.Round(time.Millisecond).String() + ")"
-					}
-					fmt.Printf("  %s %s%s\n", mark, c.Name, took)
-					if !c.OK {
-						fmt.Printf("       %s\n", strings.ReplaceAll(c.Detail, "\n", "\n       "))
-					}
-				}
+				rep, _, err := l.VerifyCached(cmd.Context(), m, b.Hash, logDir, true, lab.VerifyGroups(m, verify.Groups))
+				printChecks(out, rep.Checks)
+				fmt.Fprintf(out, "  %s\n", rep.Summary())
 				if err != nil {
 					return errInterrupted
 				}
@@ -65,10 +60,29 @@ after each bad request, and that it exits within 10 s of SIGTERM. Exits 1 if any
 			if len(failed) > 0 {
 				return fmt.Errorf("%d of %d contender(s) do not keep the contract: %s (logs in %s)", len(failed), len(ms), strings.Join(failed, ", "), logDir)
 			}
-			fmt.Printf("\nall %d contender(s) keep the contract\n", len(ms))
+			fmt.Fprintf(out, "\nall %d contender(s) keep the contract\n", len(ms))
 			return nil
 		},
 	}
 	lf.register(cmd)
 	return cmd
+}
+
+// printChecks prints one line per check, ok or FAIL with how long it took, and under it its
+// detail: what went wrong, or what a passed check tolerated.
+func printChecks(w io.Writer, checks []verify.Check) {
+	for _, c := range checks {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		took := ""
+		if c.Took > 0 {
+			took = " (" + c.Took.Round(time.Millisecond).String() + ")"
+		}
+		fmt.Fprintf(w, "  %s %s%s\n", mark, c.Name, took)
+		if c.Detail != "" {
+			fmt.Fprintf(w, "       %s\n", strings.ReplaceAll(c.Detail, "\n", "\n       "))
+		}
+	}
 }

@@ -30,6 +30,12 @@
   function fmtAxisMs(v) {
     return v >= 1000 ? Number((v / 1000).toPrecision(3)) + ' s' : Number(v.toPrecision(3)) + ' ms';
   }
+  // A formatter's string is HTML to echarts: every name in it is escaped first.
+  function escapeHTML(s) {
+    return String(s).replace(/[&<>"']/g, function (c) {
+      return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c];
+    });
+  }
   function fmtNum(v) {
     if (v == null || isNaN(v)) return '—';
     return Math.abs(v) >= 100 ? v.toFixed(0) : String(Number(v.toPrecision(3)));
@@ -189,18 +195,23 @@
       var d = data.bars[Number(el.dataset.bars)], ms = d.format === 'ms', format = ms ? fmtMs : fmtNum;
       var o = base(d.unit, ms ? 'log' : 'value', format);
       o.tooltip.axisPointer = { type: 'shadow' };
+      var unranked = d.unranked || [];
       o.tooltip.formatter = function (params) {
-        var lines = [params.length ? params[0].name : ''];
+        var lines = [params.length ? escapeHTML(params[0].name) : ''];
         params.forEach(function (p) {
           if (p.seriesType !== 'bar') return;
           var s = d.series[p.seriesIndex], i = p.dataIndex, text = format(p.value);
           if (s.lo && s.hi && s.lo[i] != null && s.hi[i] > s.lo[i]) text += ' (' + format(s.lo[i]) + '–' + format(s.hi[i]) + ')';
-          lines.push(p.marker + (d.by_category ? '' : p.seriesName + ': ') + text);
+          lines.push(p.marker + (d.by_category ? '' : escapeHTML(p.seriesName) + ': ') + text);
         });
+        if (params.length && unranked[params[0].dataIndex]) lines.push('⚠ ' + escapeHTML(unranked[params[0].dataIndex]));
         return lines.join('<br>');
       };
+      // A contender whose deliveries had faults has no bar beside the honest ones: its label
+      // is marked instead, and the tooltip says why.
       o.xAxis = { type: 'category', data: d.categories,
-        axisLabel: { interval: 0, rotate: d.categories.length > 3 ? 20 : 0 } };
+        axisLabel: { interval: 0, rotate: d.categories.length > 3 ? 20 : 0,
+          formatter: function (v, i) { return unranked[i] ? v + ' ⚠ faults' : v; } } };
       o.series = d.series.map(function (s) {
         var bar = { type: 'bar', name: s.name, data: s.values, barGap: BAR_GAP * 100 + '%', barCategoryGap: CATEGORY_GAP * 100 + '%' };
         if (d.by_category) bar.itemStyle = { color: function (p) { return PALETTE[p.dataIndex % PALETTE.length]; } };

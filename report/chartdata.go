@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/arena-lab/arena/internal/probe"
 	"github.com/arena-lab/arena/internal/results"
 )
 
@@ -67,8 +66,8 @@ func buildChartData(v *pageView) chartData {
 			}
 			d.Tags[tv.Tag] = td
 		}
-		cpu := func(s probe.Sample) float64 { return s.CPUPct }
-		rss := func(s probe.Sample) float64 { return s.RSSMB }
+		cpu := func(s results.Sample) float64 { return s.CPUPct }
+		rss := func(s results.Sample) float64 { return s.RSSMB }
 		for _, name := range lv.Contenders {
 			if c := lv.Timelines[name]; c != nil && c.Memory != nil {
 				d.CapMB = max(d.CapMB, c.Memory.CapMB)
@@ -76,7 +75,7 @@ func buildChartData(v *pageView) chartData {
 		}
 		for ci, name := range lv.Contenders {
 			c := lv.Timelines[name]
-			var server, client []probe.Sample
+			var server, client []results.Sample
 			if c != nil {
 				server, client = c.Server.Timeline, c.Client.Timeline
 			}
@@ -88,7 +87,7 @@ func buildChartData(v *pageView) chartData {
 			add("cpu", sampleLine(label, server, cpu))
 			add("client_cpu", sampleLine(label+" client", client, cpu))
 			add("rss", sampleLine(label, server, rss))
-			add("threads", sampleLine(label, server, func(s probe.Sample) float64 { return float64(s.Threads) }))
+			add("threads", sampleLine(label, server, func(s results.Sample) float64 { return float64(s.Threads) }))
 			// The downstream of the same repeat, dotted, for the contenders that had one.
 			if c != nil && c.Downstream != nil && len(c.Downstream.Timeline) > 0 {
 				ds := sampleLine(label+" downstream", c.Downstream.Timeline, cpu)
@@ -134,7 +133,7 @@ func p99Line(c *results.Cell, contender, tag string) line {
 	return l
 }
 
-func sampleLine(name string, samples []probe.Sample, value func(probe.Sample) float64) line {
+func sampleLine(name string, samples []results.Sample, value func(results.Sample) float64) line {
 	l := line{Name: name, Points: [][2]any{}}
 	for _, s := range samples {
 		l.Points = append(l.Points, [2]any{finite(s.T), finite(value(s))})

@@ -77,25 +77,6 @@ func runChromium(htmlPath string, extra ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-// Screenshot renders the report at htmlPath in a width × height window to pngPath.
-func Screenshot(htmlPath, pngPath string, width, height int) error {
-	abs, err := filepath.Abs(pngPath)
-	if err != nil {
-		return err
-	}
-	// A picture left from before must not pass for this one.
-	if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if _, err := runChromium(htmlPath, "--hide-scrollbars", "--screenshot="+abs, fmt.Sprintf("--window-size=%d,%d", width, height)); err != nil {
-		return err
-	}
-	if _, err := os.Stat(abs); err != nil {
-		return fmt.Errorf("chromium wrote no screenshot: %w", err)
-	}
-	return nil
-}
-
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")

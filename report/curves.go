@@ -237,6 +237,7 @@ type throughputRow struct {
 }
 
 type throughputCell struct {
+	Unranked string // why its figure is left out of the chart, when it is
 	RPS      results.Spread
 	P99      float64
 	Repeats  int
@@ -272,6 +273,7 @@ func buildThroughput(v *pageView) *throughputView {
 					cell.P99 = r.Tags[0].Merged.P99
 				}
 				cell.Repeats = r.Summary.Repeats
+				cell.Unranked = unranked(r.Summary)
 			}
 			row.Cells = append(row.Cells, cell)
 		}
@@ -279,9 +281,12 @@ func buildThroughput(v *pageView) *throughputView {
 	}
 	for li, lv := range t.Levels {
 		s := barSeries{Name: lv.Level.Name, Values: []any{}, Lo: []any{}, Hi: []any{}}
-		for _, row := range t.Rows {
+		for ri, row := range t.Rows {
 			c := row.Cells[li]
-			if !c.Measured {
+			if c.Unranked != "" {
+				bars.leaveOut(ri, lv.Level.Name, c.Unranked)
+			}
+			if !c.Measured || c.Unranked != "" {
 				s.Values, s.Lo, s.Hi = append(s.Values, nil), append(s.Lo, nil), append(s.Hi, nil)
 				continue
 			}
@@ -296,13 +301,18 @@ func buildThroughput(v *pageView) *throughputView {
 
 // levelThroughput is one closed-loop level's requests/s, a bar per contender.
 func levelThroughput(lv *levelView) barsData {
+	b := barsData{Unit: "requests/s", Format: "num", Categories: lv.Contenders, ByCategory: true}
 	s := barSeries{Name: "requests/s", Values: []any{}, Lo: []any{}, Hi: []any{}}
 	tags := closedTags(lv.Level)
-	for _, name := range lv.Contenders {
+	for ci, name := range lv.Contenders {
 		var rps results.Spread
 		ok := false
 		if r := rowOf(lv, name); r != nil {
 			rps, ok = levelRPS(r, tags)
+			if why := unranked(r.Summary); why != "" {
+				b.leaveOut(ci, "", why)
+				ok = false
+			}
 		}
 		if !ok {
 			s.Values, s.Lo, s.Hi = append(s.Values, nil), append(s.Lo, nil), append(s.Hi, nil)
@@ -311,7 +321,8 @@ func levelThroughput(lv *levelView) barsData {
 		s.Values = append(s.Values, finite(rps.Median))
 		s.Lo, s.Hi = append(s.Lo, finite(rps.Min)), append(s.Hi, finite(rps.Max))
 	}
-	return barsData{Unit: "requests/s", Format: "num", Categories: lv.Contenders, ByCategory: true, Series: []barSeries{s}}
+	b.Series = []barSeries{s}
+	return b
 }
 
 func rowOf(lv *levelView, contender string) *contenderRows {
@@ -350,6 +361,33 @@ type barsData struct {
 	Categories []string    `json:"categories"`
 	ByCategory bool        `json:"by_category"` // one series, each bar in its category's colour
 	Series     []barSeries `json:"series"`
+	// Unranked says, per category, why some of its bars are left out (delivery faults):
+	// such a figure is not placed beside honest ones; the label is marked instead.
+	Unranked []string `json:"unranked,omitempty"`
+}
+
+// unranked says why a contender's figure at a level is not ranked beside the others: its
+// deliveries had faults. "" when it is ranked.
+func unranked(s results.CellSummary) string {
+	if !s.Faulty() {
+		return ""
+	}
+	return "delivery faults (" + results.FormatFaults(s.Faults) + ")"
+}
+
+// leaveOut marks category ci's bar of series as not ranked, and why, at level.
+func (b *barsData) leaveOut(ci int, level, why string) {
+	if b.Unranked == nil {
+		b.Unranked = make([]string, len(b.Categories))
+	}
+	note := why
+	if level != "" {
+		note = level + ": " + why
+	}
+	if b.Unranked[ci] != "" {
+		note = b.Unranked[ci] + "; " + note
+	}
+	b.Unranked[ci] = note + ", not ranked"
 }
 
 type barSeries struct {

@@ -1,43 +1,64 @@
 package report
 
 import (
-	"bytes"
 	"cmp"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/arena-lab/arena/internal/results"
 )
 
-//go:embed matrix.html
-var matrixTemplate string
+var (
+	//go:embed matrix.html
+	matrixTemplate string
+	//go:embed matrix_parts.html
+	matrixParts string
+)
 
-var matrixPage = template.Must(template.New("matrix").Funcs(funcs).Parse(matrixTemplate))
+var matrixPage = parsePage("matrix", matrixTemplate, matrixParts)
 
-// matrixView is every contender (rows) against every scenario (columns), each cell the
-// scenario's headline figure and verdict for that contender, from the latest run of each.
+// matrixView is every contender (rows) against every scenario and preset (columns), each
+// cell the scenario's headline figure and verdict for that contender, from the latest run
+// of that column that measured it.
 type matrixView struct {
 	Columns    []matrixColumn
 	Rows       []matrixRow
 	Claims     []matrixClaim
 	Charts     []matrixChart
-	Machines   int // distinct hosts among the runs: more than one makes rows incomparable
+	Runs       []matrixRun // every run a cell comes from, newest first
+	Machines   int         // distinct hosts among the runs: more than one makes rows incomparable
 	Contenders []string
-	CSS        template.CSS
-	App        template.JS
-	ChartLib   template.JS
-	Data       template.JS
+	Stale      bool // some cell is of an older build than the contender's current one
+	assets
+}
+
+// Title is the page's title.
+func (v *matrixView) Title() string {
+	return fmt.Sprintf("arena matrix · %d contenders × %d scenarios", len(v.Contenders), len(v.Columns))
+}
+
+// MatrixOptions say what the matrix knows beside the runs.
+type MatrixOptions struct {
+	// Reports links each run (by id) to its report, relative to the page; none when absent.
+	Reports map[string]string
+	// Builds are each contender's current build hash: a cell measured on another is stale.
+	// Nil marks none.
+	Builds map[string]string
+	// Claims judges a column's merged run again (its contenders from several runs): the
+	// study's claims over every contender the column has. Nil keeps the newest run's.
+	Claims func(*results.Run) []results.Claim
 }
 
 type matrixColumn struct {
-	Run      *results.Run
-	Headline string // what the cells show, e.g. "/instant p99 (merged) and verdict"
+	Scenario, Preset, Title string
+	Runs                    int    // runs of this column that some cell comes from
+	Headline                string // what the cells show, e.g. "/instant p99 (merged) and verdict"
+	merged                  *results.Run
 }
 
 type matrixRow struct {
@@ -45,13 +66,18 @@ type matrixRow struct {
 	Cells     []matrixCell
 }
 
-// matrixCell is one contender in one scenario's latest run.
+// matrixCell is one contender in one column: from the latest run of it that measured it.
 type matrixCell struct {
 	NotRun   bool
 	Why      string // why it was not run, when the run says
 	Figures  []matrixFigure
 	Verdicts []results.Verdict
-	Problems []string // cells whose outcome was not ok: said in red
+	Problems []string // cells whose outcome was not ok, or that had to be killed: said in red
+	// Faults are the levels whose deliveries had integrity faults: said in red, their
+	// figures not ranked.
+	Faults []string
+	From   *matrixRun
+	Stale  bool // measured on an older build than the contender's current one
 }
 
 type matrixFigure struct {
@@ -62,7 +88,7 @@ type matrixFigure struct {
 
 type matrixClaim struct {
 	Scenario string
-	RunID    string
+	Preset   string
 	results.Claim
 }
 
@@ -72,123 +98,185 @@ type matrixChart struct {
 	Bars     int
 }
 
-// RenderMatrix writes the matrix of runs to w, with chartLib (echarts.min.js) inlined: of
-// several runs of one scenario, only the most recent counts.
-func RenderMatrix(runs []*results.Run, chartLib []byte, w io.Writer) error {
-	latest := latestRuns(runs)
-	if len(latest) == 0 {
-		return errors.New("report: no run to put in the matrix")
+// matrixRun is a run a cell comes from: its date and a link to its report.
+type matrixRun struct {
+	Run    *results.Run
+	Report string
+}
+
+// RenderMatrix writes the matrix of runs to w, with chartLib (echarts.min.js) inlined: one
+// column per scenario and preset, each contender's cell from the latest run of it that
+// measured that contender.
+func RenderMatrix(runs []*results.Run, o MatrixOptions, chartLib []byte, w io.Writer) error {
+	v, bars, err := buildMatrix(runs, o)
+	if err != nil {
+		return err
+	}
+	if v.assets, err = newAssets(chartLib, chartData{Levels: []levelData{}, Curves: []curveData{}, Bars: bars}); err != nil {
+		return err
+	}
+	return execute(matrixPage, v, w)
+}
+
+// buildMatrix is the matrix of runs and its headline charts' data.
+func buildMatrix(runs []*results.Run, o MatrixOptions) (*matrixView, []barsData, error) {
+	cols := matrixColumnsOf(runs)
+	if len(cols) == 0 {
+		return nil, nil, errors.New("report: no run to put in the matrix")
 	}
 	v := &matrixView{}
 	var bars []barsData
 	hosts := map[string]bool{}
-	for _, run := range latest {
-		hosts[run.Env.Host] = true
-		for _, name := range contenderOrder(run) {
+	from := map[string]*matrixRun{}
+	pickedBy := make([]map[string]*results.Run, len(cols))
+	for i, col := range cols {
+		pick, names := latestPerContender(col)
+		pickedBy[i] = pick
+		for _, name := range names {
 			v.Contenders = appendNew(v.Contenders, name)
+			r := pick[name]
+			hosts[r.Env.Host] = true
+			if from[r.ID] == nil {
+				from[r.ID] = &matrixRun{Run: r, Report: o.Reports[r.ID]}
+				v.Runs = append(v.Runs, *from[r.ID])
+			}
+		}
+		merged := results.Merge(pick, names)
+		newest := col[0]
+		hs := headlinesOf(newest)
+		claims := newest.Claims
+		if o.Claims != nil {
+			claims = o.Claims(merged)
+		}
+		c := matrixColumn{Scenario: newest.Scenario.Name, Preset: newest.Scenario.Preset, Title: newest.Scenario.Title,
+			Headline: describeHeadlines(hs), merged: merged}
+		for _, r := range col {
+			if slices.ContainsFunc(names, func(n string) bool { return pick[n] == r }) {
+				c.Runs++
+			}
+		}
+		v.Columns = append(v.Columns, c)
+		if b, ok := headlineChart(merged, hs[0]); ok {
+			bars = append(bars, b)
+			v.Charts = append(v.Charts, matrixChart{Scenario: c.Scenario + " · " + c.Preset, Title: chartTitle(hs[0]), Bars: len(bars) - 1})
+		}
+		for _, cl := range claims {
+			v.Claims = append(v.Claims, matrixClaim{Scenario: c.Scenario, Preset: c.Preset, Claim: cl})
 		}
 	}
 	v.Machines = len(hosts)
 	slices.Sort(v.Contenders)
-	for _, run := range latest {
-		h := headlineOf(run)
-		v.Columns = append(v.Columns, matrixColumn{Run: run, Headline: h.what})
-		if b, ok := h.chart(run); ok {
-			bars = append(bars, b)
-			v.Charts = append(v.Charts, matrixChart{Scenario: run.Scenario.Name, Title: h.chartTitle, Bars: len(bars) - 1})
-		}
-		for _, c := range run.Claims {
-			v.Claims = append(v.Claims, matrixClaim{Scenario: run.Scenario.Name, RunID: run.ID, Claim: c})
-		}
-	}
+	slices.SortFunc(v.Runs, func(a, b matrixRun) int {
+		return cmp.Or(b.Run.Started.Compare(a.Run.Started), cmp.Compare(b.Run.ID, a.Run.ID))
+	})
 	for _, name := range v.Contenders {
 		row := matrixRow{Contender: name}
-		for _, run := range latest {
-			row.Cells = append(row.Cells, headlineOf(run).cell(run, name))
+		for i, col := range v.Columns {
+			cell := matrixCellOf(col.merged, headlinesOf(cols[i][0]), name)
+			if r := pickedBy[i][name]; r != nil {
+				cell.From = from[r.ID]
+				cell.Stale = staleBuild(r, name, o.Builds)
+				v.Stale = v.Stale || cell.Stale
+			}
+			row.Cells = append(row.Cells, cell)
 		}
 		v.Rows = append(v.Rows, row)
 	}
 	if bars == nil {
 		bars = []barsData{}
 	}
-	data, err := json.Marshal(chartData{Levels: []levelData{}, Curves: []curveData{}, Bars: bars})
-	if err != nil {
-		return fmt.Errorf("report: chart data: %w", err)
-	}
-	v.CSS = template.CSS(styleCSS)
-	v.App = template.JS(appJS)
-	v.Data = template.JS(data)
-	v.ChartLib = template.JS(scriptEnd.ReplaceAll(chartLib, []byte(`<\/$1`)))
-	var buf bytes.Buffer
-	if err := matrixPage.Execute(&buf, v); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	_, err = w.Write(buf.Bytes())
-	return err
+	return v, bars, nil
 }
 
 // WriteMatrix renders the matrix of runs to outPath, replacing it only once complete.
-func WriteMatrix(runs []*results.Run, chartLibPath, outPath string) error {
-	return writeAtomic(chartLibPath, outPath, func(lib []byte, w io.Writer) error { return RenderMatrix(runs, lib, w) })
+func WriteMatrix(runs []*results.Run, o MatrixOptions, chartLibPath, outPath string) error {
+	return writeAtomic(chartLibPath, outPath, func(lib []byte, w io.Writer) error { return RenderMatrix(runs, o, lib, w) })
 }
 
-// latestRuns keeps the most recent run of each scenario (by start, then id), ordered by
-// scenario name.
-func latestRuns(runs []*results.Run) []*results.Run {
-	by := map[string]*results.Run{}
+// matrixColumnsOf groups runs by scenario and preset, each group newest first (by start,
+// then id), the groups ordered by scenario and preset.
+func matrixColumnsOf(runs []*results.Run) [][]*results.Run {
+	by := map[[2]string][]*results.Run{}
 	for _, r := range runs {
-		if r == nil {
-			continue
-		}
-		cur := by[r.Scenario.Name]
-		if cur == nil || r.Started.After(cur.Started) || (r.Started.Equal(cur.Started) && r.ID > cur.ID) {
-			by[r.Scenario.Name] = r
+		if r != nil {
+			k := [2]string{r.Scenario.Name, r.Scenario.Preset}
+			by[k] = append(by[k], r)
 		}
 	}
-	var out []*results.Run
-	for _, r := range by {
-		out = append(out, r)
+	keys := slices.SortedFunc(maps.Keys(by), func(a, b [2]string) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	var out [][]*results.Run
+	for _, k := range keys {
+		col := by[k]
+		slices.SortFunc(col, func(a, b *results.Run) int { return cmp.Or(b.Started.Compare(a.Started), cmp.Compare(b.ID, a.ID)) })
+		out = append(out, col)
 	}
-	slices.SortFunc(out, func(a, b *results.Run) int { return cmp.Compare(a.Scenario.Name, b.Scenario.Name) })
 	return out
 }
 
-// headline is how a scenario is summed up in one cell, chosen from the run's own shape:
-// isolation by its /instant p99; levels on a curve by the verdict per group and the mean
-// latency at the largest X; closed loops by requests/s per level; anything else by the
-// first tag's p99.
-type headline struct {
-	kind       string // instant | curve | closed | push | first
-	what       string
-	chartTitle string
-}
-
-func headlineOf(run *results.Run) headline {
-	levels := levelOrder(run)
-	switch {
-	case slices.ContainsFunc(run.Cells, func(c results.Cell) bool { return c.Stream != nil }):
-		return headline{kind: "push", what: "delivered messages/s and the server's peak RSS per level (median over repeats), and the verdict", chartTitle: "delivered messages/s"}
-	case run.Scenario.Name == "isolation" && hasTag(run, "instant"):
-		return headline{kind: "instant", what: "/instant p99 (merged), and the verdict", chartTitle: "/instant p99, ms"}
-	case slices.ContainsFunc(levels, onCurve):
-		return headline{kind: "curve", what: "the verdict per group, and the mean latency at the largest X measured", chartTitle: "mean latency at the largest X, ms"}
-	case slices.ContainsFunc(levels, closedLoop):
-		return headline{kind: "closed", what: "requests/s per closed-loop level (median over repeats), and the verdicts", chartTitle: "requests/s"}
-	default:
-		return headline{kind: "first", what: "the first tag's p99 (merged), and the first verdict", chartTitle: "p99 of the first tag, ms"}
-	}
-}
-
-func hasTag(run *results.Run, tag string) bool {
-	for _, s := range run.Summary {
-		for _, t := range s.Tags {
-			if t.Tag == tag {
-				return true
+// latestPerContender picks for each contender the newest run of col that measured it (ran a
+// cell of it, or summarised one); a contender no run measured comes from the newest run that
+// lists it, which says why. It returns the picks and the contenders in first-seen order.
+func latestPerContender(col []*results.Run) (map[string]*results.Run, []string) {
+	pick := map[string]*results.Run{}
+	var names []string
+	for _, r := range col { // newest first: the first run to measure a contender wins
+		for _, name := range contenderOrder(r) {
+			if pick[name] == nil && measuredIn(r, name) {
+				pick[name] = r
 			}
+			names = appendNew(names, name)
+		}
+	}
+	for _, name := range names {
+		if pick[name] == nil {
+			for _, r := range col {
+				if slices.Contains(contenderOrder(r), name) {
+					pick[name] = r
+					break
+				}
+			}
+		}
+	}
+	return pick, names
+}
+
+func measuredIn(r *results.Run, contender string) bool {
+	return slices.ContainsFunc(r.Cells, func(c results.Cell) bool { return c.Contender == contender }) ||
+		slices.ContainsFunc(r.Summary, func(s results.CellSummary) bool { return s.Contender == contender })
+}
+
+// staleBuild says whether run measured contender on another build than its current one.
+func staleBuild(run *results.Run, contender string, builds map[string]string) bool {
+	now, ok := builds[contender]
+	if !ok || now == "" {
+		return false
+	}
+	for _, c := range run.Contenders {
+		if c.Name == contender && c.BuildHash != "" {
+			return c.BuildHash != now
 		}
 	}
 	return false
 }
+
+// headlinesOf is what a run is summed up by: the headline its scenario named, or, for a run
+// written before scenarios named one, its first tag's p99 at the first level measured.
+func headlinesOf(run *results.Run) []results.Headline {
+	if len(run.Scenario.Headline) > 0 {
+		return run.Scenario.Headline
+	}
+	return []results.Headline{{Figure: "p99", Per: results.PerFirst, Label: "p99 of the first tag", Unit: "ms"}}
+}
+
+func describeHeadlines(hs []results.Headline) string {
+	var parts []string
+	for _, h := range hs {
+		parts = append(parts, h.Label+map[string]string{results.PerLevel: " per level", results.PerCurve: " per group", results.PerFirst: ""}[h.Per])
+	}
+	return strings.Join(parts, ", ") + " (median over repeats), and the verdict"
+}
+
+func chartTitle(h results.Headline) string { return h.Label + ", " + h.Unit }
 
 // summaryOf is a contender's summary at a level, if it has one.
 func summaryOf(run *results.Run, contender, level string) (results.CellSummary, bool) {
@@ -198,15 +286,6 @@ func summaryOf(run *results.Run, contender, level string) (results.CellSummary, 
 		}
 	}
 	return results.CellSummary{}, false
-}
-
-func tagOf(s results.CellSummary, tag string) (results.TagSummary, bool) {
-	for _, t := range s.Tags {
-		if t.Tag == tag && t.Merged.Count > 0 {
-			return t, true
-		}
-	}
-	return results.TagSummary{}, false
 }
 
 // firstTag is the level's first tag: the plan's first stream, else the summary's first.
@@ -220,47 +299,90 @@ func firstTag(l results.Level, s results.CellSummary) string {
 	return ""
 }
 
-// curvePoint is a contender's headline tag at the largest X of a group it was measured at.
-type curvePoint struct {
-	group string
+// figureAt reads a headline's figure from a contender's summary at a level (results.FigureOf),
+// the level's first tag when the headline names none.
+func figureAt(h results.Headline, l results.Level, s results.CellSummary) (results.Spread, bool) {
+	return results.FigureOf(s, h.Figure, cmp.Or(h.Tag, firstTag(l, s)))
+}
+
+// place is where a headline is read for a contender: a level, or a group's largest X.
+type place struct {
+	label string // the level or group, "" where the scenario has one place
+	level results.Level
 	x     float64
 	xName string
-	tag   results.TagSummary
-	ok    bool
 }
 
-// curveEnds gives, per group of the run's curve levels (in plan order), the contender's
-// figures at the largest X it has any at.
-func curveEnds(run *results.Run, contender string) []curvePoint {
-	var ends []curvePoint
-	index := map[string]int{}
-	for _, l := range levelOrder(run) {
-		if !onCurve(l) {
-			continue
-		}
-		i, ok := index[l.Group]
+// placesOf lists where headline h is read for a contender, in plan order, each with the level
+// it is read at: every level it was measured at (PerLevel), each group's largest X it was
+// measured at (PerCurve), or the first level it was measured at (PerFirst).
+func placesOf(run *results.Run, h results.Headline, contender string) []place {
+	levels := levelOrder(run)
+	measured := func(l results.Level) bool {
+		s, ok := summaryOf(run, contender, l.Name)
 		if !ok {
-			i = len(ends)
-			index[l.Group] = i
-			ends = append(ends, curvePoint{group: l.Group, xName: l.XName})
+			return false
 		}
-		s, has := summaryOf(run, contender, l.Name)
-		if !has {
-			continue
+		_, ok = figureAt(h, l, s)
+		return ok
+	}
+	var out []place
+	switch h.Per {
+	case results.PerLevel:
+		for _, l := range levels {
+			if measured(l) {
+				out = append(out, place{label: l.Name, level: l})
+			}
 		}
-		t, has := tagOf(s, firstTag(l, s))
-		if has && (!ends[i].ok || l.X > ends[i].x) {
-			ends[i].x, ends[i].tag, ends[i].ok = l.X, t, true
+		if len(levels) == 1 && len(out) == 1 {
+			out[0].label = ""
+		}
+	case results.PerCurve:
+		index := map[string]int{}
+		for _, l := range levels {
+			if !onCurve(l) || !measured(l) {
+				continue
+			}
+			i, seen := index[l.Group]
+			if !seen {
+				index[l.Group] = len(out)
+				out = append(out, place{label: l.Group, level: l, x: l.X, xName: l.XName})
+				continue
+			}
+			if l.X > out[i].x {
+				out[i].level, out[i].x = l, l.X
+			}
+		}
+	default:
+		for _, l := range levels {
+			if measured(l) {
+				return []place{{level: l}}
+			}
 		}
 	}
-	return ends
+	return out
 }
 
-// cell is one contender's cell of the matrix for this run.
-func (h headline) cell(run *results.Run, contender string) matrixCell {
+// formatFigure writes a headline's value in its unit.
+func formatFigure(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		return fmtMs(v)
+	case "MB":
+		return fmt.Sprintf("%.0f MB", v)
+	case "%":
+		return fmt.Sprintf("%.0f %%", v)
+	}
+	return fmtRate(v) + " " + unit
+}
+
+// matrixCellOf is one contender's cell of the matrix for this run: its problems, its
+// headline figures with the verdict of the same level or group beside each, and the rest
+// of its verdicts.
+func matrixCellOf(run *results.Run, hs []results.Headline, contender string) matrixCell {
 	var cell matrixCell
 	measured := false
-	var problems = map[string][]string{}
+	problems := map[string][]string{}
 	var statuses []string
 	for _, c := range run.Cells {
 		if c.Contender != contender {
@@ -271,9 +393,18 @@ func (h headline) cell(run *results.Run, contender string) matrixCell {
 			statuses = appendNew(statuses, c.Outcome.Status)
 			problems[c.Outcome.Status] = append(problems[c.Outcome.Status], fmt.Sprintf("%s r%d", c.Level, c.Repeat))
 		}
+		if c.Outcome.Killed {
+			statuses = appendNew(statuses, killedAfterTerm)
+			problems[killedAfterTerm] = append(problems[killedAfterTerm], fmt.Sprintf("%s r%d", c.Level, c.Repeat))
+		}
 	}
 	for _, st := range statuses {
 		cell.Problems = append(cell.Problems, st+": "+strings.Join(problems[st], ", "))
+	}
+	for _, s := range run.Summary {
+		if s.Contender == contender && s.Faulty() {
+			cell.Faults = append(cell.Faults, fmt.Sprintf("%s: %s", s.Level, results.FormatFaults(s.Faults)))
+		}
 	}
 	var verified string
 	for _, c := range run.Contenders {
@@ -281,72 +412,48 @@ func (h headline) cell(run *results.Run, contender string) matrixCell {
 			verified = c.Verified
 		}
 	}
-	if !measured {
-		if _, ok := firstSummary(run, contender); !ok {
-			switch {
-			case strings.HasPrefix(verified, "failed"):
-				cell.Problems = append(cell.Problems, "verify "+verified)
-			default:
-				cell.NotRun = true
-				if verified != "" && run.Status != "complete" {
-					cell.Why = "the run " + run.Status + " before it"
-				}
+	if !measured && !slices.ContainsFunc(run.Summary, func(s results.CellSummary) bool { return s.Contender == contender }) {
+		switch {
+		case strings.HasPrefix(verified, results.VerifyFailed):
+			cell.Problems = append(cell.Problems, "verify "+verified)
+		default:
+			cell.NotRun = true
+			if verified != "" && run.Status != results.RunComplete {
+				cell.Why = "the run " + run.Status + " before it"
 			}
-			return cell
 		}
+		return cell
 	}
 	for _, vd := range run.Verdicts {
 		if vd.Contender == contender {
 			cell.Verdicts = append(cell.Verdicts, vd)
 		}
 	}
-	switch h.kind {
-	case "instant":
-		if t, ok := instantOf(run, contender); ok {
-			cell.Figures = append(cell.Figures, matrixFigure{Text: "/instant p99 " + fmtMs(t.Merged.P99)})
-		}
-	case "curve":
-		for _, e := range curveEnds(run, contender) {
-			f := matrixFigure{Label: e.group}
-			if e.ok {
-				f.Text = fmt.Sprintf("mean %s at %s %s", fmtMs(e.tag.Merged.Mean), trimFloat(e.x), e.xName)
-			} else {
-				f.Text = "no figures"
-			}
-			cell.Figures = append(cell.Figures, f)
-		}
-	case "push":
-		for _, l := range levelOrder(run) {
-			if rate, rss, ok := pushOf(run, contender, l.Name); ok {
-				cell.Figures = append(cell.Figures, matrixFigure{Label: l.Name, Text: fmt.Sprintf("%s msg/s, RSS %s MB", fmtRate(rate), trimFloat(float64(int(rss))))})
-			}
-		}
-	case "closed":
-		for _, l := range levelOrder(run) {
-			if !closedLoop(l) || onCurve(l) {
+	// The first headline decides the places; the others join its text at each.
+	for _, p := range placesOf(run, hs[0], contender) {
+		s, _ := summaryOf(run, contender, p.level.Name)
+		var parts []string
+		for i, h := range hs {
+			v, ok := figureAt(h, p.level, s)
+			if !ok {
 				continue
 			}
-			if rps, ok := summaryRPS(run, contender, l); ok {
-				cell.Figures = append(cell.Figures, matrixFigure{Label: l.Name, Text: fmtRate(rps.Median) + " requests/s"})
+			text := formatFigure(v.Median, h.Unit)
+			switch {
+			case i > 0:
+				text = h.Label + " " + text
+			case h.Per == results.PerFirst:
+				text = h.Label + " " + text
+			case h.Per == results.PerCurve && slices.Contains([]string{"p50", "p99", "mean"}, h.Figure):
+				text = fmt.Sprintf("%s %s at %s %s", h.Figure, text, trimFloat(p.x), p.xName)
+			case h.Per == results.PerCurve:
+				text = fmt.Sprintf("%s at %s %s", text, trimFloat(p.x), p.xName)
 			}
+			parts = append(parts, text)
 		}
-	default:
-		if s, ok := firstSummary(run, contender); ok {
-			l := levelNamed(run, s.Level)
-			tag := firstTag(l, s)
-			if t, ok := tagOf(s, tag); ok {
-				label := ""
-				if len(run.Scenario.Levels) > 1 {
-					label = s.Level
-				}
-				cell.Figures = append(cell.Figures, matrixFigure{Label: label, Text: tag + " p99 " + fmtMs(t.Merged.P99)})
-			}
-		}
-		if len(cell.Verdicts) > 1 {
-			cell.Verdicts = cell.Verdicts[:1]
-		}
+		cell.Figures = append(cell.Figures, matrixFigure{Label: p.label, Text: strings.Join(parts, ", ")})
 	}
-	if len(cell.Figures)+len(cell.Verdicts)+len(cell.Problems) == 0 {
+	if len(cell.Figures)+len(cell.Verdicts)+len(cell.Problems)+len(cell.Faults) == 0 {
 		cell.Figures = []matrixFigure{{Text: "no figures"}}
 	}
 	// A figure of a group or level takes that group's or level's verdict beside it.
@@ -370,145 +477,81 @@ func (h headline) cell(run *results.Run, contender string) matrixCell {
 	return cell
 }
 
-// instantOf is the contender's /instant at the first level it was measured at.
-func instantOf(run *results.Run, contender string) (results.TagSummary, bool) {
-	for _, l := range levelOrder(run) {
-		if s, ok := summaryOf(run, contender, l.Name); ok {
-			if t, ok := tagOf(s, "instant"); ok {
-				return t, true
-			}
-		}
-	}
-	return results.TagSummary{}, false
-}
+// killedAfterTerm is how the report names a contender that had to be killed after SIGTERM.
+const killedAfterTerm = "killed after SIGTERM"
 
-// summaryRPS is the contender's requests/s at a closed-loop level.
-func summaryRPS(run *results.Run, contender string, l results.Level) (results.Spread, bool) {
-	s, ok := summaryOf(run, contender, l.Name)
-	if !ok {
-		return results.Spread{}, false
-	}
-	r := contenderRows{Summary: s}
-	for _, t := range s.Tags {
-		r.Tags = append(r.Tags, tagRow{TagSummary: t, Measured: t.Merged.Count > 0})
-	}
-	return levelRPS(&r, closedTags(l))
-}
-
-// firstSummary is the contender's summary at the first level, in plan order, it has one at.
-func firstSummary(run *results.Run, contender string) (results.CellSummary, bool) {
-	for _, l := range levelOrder(run) {
-		if s, ok := summaryOf(run, contender, l.Name); ok {
-			return s, true
-		}
-	}
-	return results.CellSummary{}, false
-}
-
-func levelNamed(run *results.Run, name string) results.Level {
-	for _, l := range run.Scenario.Levels {
-		if l.Name == name {
-			return l
-		}
-	}
-	return results.Level{Name: name}
-}
-
-// chart is the scenario's headline figure as bars, per contender measured.
-func (h headline) chart(run *results.Run) (barsData, bool) {
+// headlineChart is the run's first headline as bars per contender measured: one series
+// (PerFirst), a series per level with the repeats' range as whiskers (PerLevel), or a
+// series per group at the largest X anyone reached, so that bars compare (PerCurve).
+func headlineChart(run *results.Run, h results.Headline) (barsData, bool) {
 	var contenders []string
 	for _, name := range contenderOrder(run) {
-		if _, ok := firstSummary(run, name); ok {
+		if len(placesOf(run, h, name)) > 0 {
 			contenders = append(contenders, name)
 		}
 	}
 	if len(contenders) == 0 {
 		return barsData{}, false
 	}
-	b := barsData{Unit: "ms", Format: "ms", Categories: contenders, Series: []barSeries{}}
-	values := func(f func(name string) (float64, bool)) []any {
-		out := []any{}
-		for _, name := range contenders {
-			if v, ok := f(name); ok {
-				out = append(out, positive(v))
-			} else {
-				out = append(out, nil)
+	b := barsData{Unit: h.Unit, Format: "num", Categories: contenders, Series: []barSeries{}}
+	if h.Unit == "ms" {
+		b.Format = "ms"
+	}
+	series := func(name string, at func(contender string) (results.Level, bool)) barSeries {
+		s := barSeries{Name: name, Values: []any{}, Lo: []any{}, Hi: []any{}}
+		for ci, c := range contenders {
+			var v results.Spread
+			ok := false
+			if l, found := at(c); found {
+				if sum, has := summaryOf(run, c, l.Name); has {
+					v, ok = figureAt(h, l, sum)
+					if why := unranked(sum); why != "" {
+						b.leaveOut(ci, l.Name, why)
+						ok = false
+					}
+				}
+			}
+			switch {
+			case !ok:
+				s.Values, s.Lo, s.Hi = append(s.Values, nil), append(s.Lo, nil), append(s.Hi, nil)
+			case b.Format == "ms":
+				s.Values, s.Lo, s.Hi = append(s.Values, positive(v.Median)), append(s.Lo, nil), append(s.Hi, nil)
+			default:
+				s.Values, s.Lo, s.Hi = append(s.Values, finite(v.Median)), append(s.Lo, finite(v.Min)), append(s.Hi, finite(v.Max))
 			}
 		}
-		return out
+		return s
 	}
-	switch h.kind {
-	case "instant":
-		b.ByCategory = true
-		b.Series = append(b.Series, barSeries{Name: "/instant p99", Values: values(func(c string) (float64, bool) {
-			t, ok := instantOf(run, c)
-			return t.Merged.P99, ok
-		})})
-	case "first":
-		b.ByCategory = true
-		b.Series = append(b.Series, barSeries{Name: "p99", Values: values(func(c string) (float64, bool) {
-			s, ok := firstSummary(run, c)
-			if !ok {
-				return 0, false
-			}
-			t, ok := tagOf(s, firstTag(levelNamed(run, s.Level), s))
-			return t.Merged.P99, ok
-		})})
-	case "curve":
-		// Every contender at the group's largest X anyone reached, so that bars compare.
+	switch h.Per {
+	case results.PerLevel:
+		for _, l := range levelOrder(run) {
+			b.Series = append(b.Series, series(l.Name, func(string) (results.Level, bool) { return l, true }))
+		}
+	case results.PerCurve:
 		var groups []string
-		largest := map[string]float64{}
-		xName := map[string]string{}
+		largest := map[string]results.Level{}
 		for _, c := range contenders {
-			for _, e := range curveEnds(run, c) {
-				groups = appendNew(groups, e.group)
-				xName[e.group] = e.xName
-				if e.ok && e.x > largest[e.group] {
-					largest[e.group] = e.x
+			for _, p := range placesOf(run, h, c) {
+				groups = appendNew(groups, p.label)
+				if cur, ok := largest[p.label]; !ok || p.x > cur.X {
+					largest[p.label] = p.level
 				}
 			}
 		}
 		for _, g := range groups {
-			x := largest[g]
-			label := strings.TrimSpace(fmt.Sprintf("%s, %s %s", g, trimFloat(x), xName[g]))
-			b.Series = append(b.Series, barSeries{Name: label, Values: values(func(c string) (float64, bool) {
-				for _, l := range levelOrder(run) {
-					if onCurve(l) && l.Group == g && l.X == x {
-						if s, ok := summaryOf(run, c, l.Name); ok {
-							t, ok := tagOf(s, firstTag(l, s))
-							return t.Merged.Mean, ok
-						}
-					}
-				}
-				return 0, false
-			})})
+			l := largest[g]
+			b.Series = append(b.Series, series(strings.TrimSpace(fmt.Sprintf("%s, %s %s", g, trimFloat(l.X), l.XName)),
+				func(string) (results.Level, bool) { return l, true }))
 		}
-	case "push":
-		b.Unit, b.Format = "messages/s", "num"
-		for _, l := range levelOrder(run) {
-			b.Series = append(b.Series, barSeries{Name: l.Name, Values: values(func(c string) (float64, bool) {
-				rate, _, ok := pushOf(run, c, l.Name)
-				return rate, ok
-			})})
-		}
-	case "closed":
-		b.Unit, b.Format = "requests/s", "num"
-		for _, l := range levelOrder(run) {
-			if !closedLoop(l) || onCurve(l) {
-				continue
+	default:
+		b.ByCategory = true
+		b.Series = append(b.Series, series(h.Label, func(c string) (results.Level, bool) {
+			ps := placesOf(run, h, c)
+			if len(ps) == 0 {
+				return results.Level{}, false
 			}
-			s := barSeries{Name: l.Name, Values: []any{}, Lo: []any{}, Hi: []any{}}
-			for _, c := range contenders {
-				rps, ok := summaryRPS(run, c, l)
-				if !ok {
-					s.Values, s.Lo, s.Hi = append(s.Values, nil), append(s.Lo, nil), append(s.Hi, nil)
-					continue
-				}
-				s.Values = append(s.Values, finite(rps.Median))
-				s.Lo, s.Hi = append(s.Lo, finite(rps.Min)), append(s.Hi, finite(rps.Max))
-			}
-			b.Series = append(b.Series, s)
-		}
+			return ps[0].level, true
+		}))
 	}
 	for _, s := range b.Series {
 		for _, v := range s.Values {
@@ -520,23 +563,10 @@ func (h headline) chart(run *results.Run) (barsData, bool) {
 	return b, false
 }
 
-// Started formats a run's start for the matrix's table of runs.
-func (v *matrixView) Started(run *results.Run) string { return stamp(run.Started) }
-
-// pushOf is a contender's delivered messages/s and peak server RSS at a /stream level, the
-// medians over its repeats.
-func pushOf(run *results.Run, contender, level string) (rate, rssMB float64, ok bool) {
-	var rates, rss []float64
-	for _, c := range run.Cells {
-		if c.Contender == contender && c.Level == level && c.Stream != nil {
-			rates = append(rates, c.Stream.PerSecond)
-			rss = append(rss, c.Server.Summary.RSSMBMax)
-		}
+// Date is a run's day, for a cell: when its figure was measured.
+func (c matrixCell) Date() string {
+	if c.From == nil || c.From.Run.Started.IsZero() {
+		return ""
 	}
-	if len(rates) == 0 {
-		return 0, 0, false
-	}
-	slices.Sort(rates)
-	slices.Sort(rss)
-	return rates[len(rates)/2], rss[len(rss)/2], true
+	return c.From.Run.Started.Format("2006-01-02")
 }

@@ -20,6 +20,8 @@ import (
 )
 
 var (
+	//go:embed page.html
+	pagePartials string
 	//go:embed template.html
 	pageTemplate string
 	//go:embed style.css
@@ -28,7 +30,48 @@ var (
 	appJS string
 )
 
-var page = template.Must(template.New("report").Funcs(funcs).Parse(pageTemplate))
+var page = parsePage("report", pageTemplate)
+
+// parsePage parses a page's template with the partials every page shares, and those it
+// shares with some (e.g. the matrix's table).
+func parsePage(name, text string, partials ...string) *template.Template {
+	t := template.Must(template.New(name).Funcs(funcs).Parse(pagePartials))
+	for _, p := range partials {
+		t = template.Must(t.Parse(p))
+	}
+	return template.Must(t.Parse(text))
+}
+
+// assets are what every page inlines: the style, the chart library, the page's script and
+// its chart data.
+type assets struct {
+	CSS      template.CSS
+	App      template.JS
+	ChartLib template.JS
+	Data     template.JS
+}
+
+func newAssets(chartLib []byte, data any) (assets, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return assets{}, fmt.Errorf("report: chart data: %w", err)
+	}
+	return assets{
+		CSS: template.CSS(styleCSS), App: template.JS(appJS),
+		ChartLib: template.JS(scriptEnd.ReplaceAll(chartLib, []byte(`<\/$1`))),
+		Data:     template.JS(raw), // json.Marshal escapes <, > and &, so it cannot leave the <script>
+	}, nil
+}
+
+// execute renders a page in full before writing any of it.
+func execute(t *template.Template, v any, w io.Writer) error {
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, v); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
 
 // ChartLibPath is where `npm ci` in report/web puts the chart library the page inlines.
 func ChartLibPath(labRoot string) string {
@@ -45,20 +88,11 @@ func Render(run *results.Run, chartLib []byte, w io.Writer) error {
 		return errors.New("report: no run to render")
 	}
 	v := buildPage(run)
-	data, err := json.Marshal(buildChartData(v))
-	if err != nil {
-		return fmt.Errorf("report: chart data: %w", err)
+	var err error
+	if v.assets, err = newAssets(chartLib, buildChartData(v)); err != nil {
+		return err
 	}
-	v.CSS = template.CSS(styleCSS)
-	v.App = template.JS(appJS)
-	v.Data = template.JS(data) // json.Marshal escapes <, > and &, so it cannot leave the <script>
-	v.ChartLib = template.JS(scriptEnd.ReplaceAll(chartLib, []byte(`<\/$1`)))
-	var buf bytes.Buffer
-	if err := page.Execute(&buf, v); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	_, err = w.Write(buf.Bytes())
-	return err
+	return execute(page, v, w)
 }
 
 // WriteFile renders run to outPath, replacing it only once the new page is complete.

@@ -17,8 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arena-lab/arena/internal/load"
-	"github.com/arena-lab/arena/internal/probe"
+	"github.com/arena-lab/arena/internal/scenario"
+	"github.com/arena-lab/arena/scenarios/downstream"
+	"github.com/arena-lab/arena/scenarios/isolation"
+	"github.com/arena-lab/arena/scenarios/sleep"
+
 	"github.com/arena-lab/arena/internal/results"
 )
 
@@ -48,7 +51,8 @@ func fixtureRun() *results.Run {
 		Scenario: results.ScenarioInfo{
 			Name: "isolation", Title: "Does a slow endpoint starve the others?", Study: "004 reactive vs servlet",
 			Preset: "study", Repeat: 2, Duration: 20, Timeout: 60,
-			Levels: []results.Level{{Name: "study", Load: "open loop: instant 10/s, delayed 10/s, liveness 1/s, readiness 1/s", Streams: streams}},
+			Levels:   []results.Level{{Name: "study", Load: "open loop: instant 10/s, delayed 10/s, liveness 1/s, readiness 1/s", Streams: streams}},
+			Headline: headlineOf(isolation.Scenario{}),
 		},
 		Env: results.Environment{
 			Host: "lab-1", OS: "Debian GNU/Linux 12", Kernel: "6.1.0-27-amd64", CPUModel: "AMD EPYC 7B13", Cores: 8,
@@ -63,8 +67,8 @@ func fixtureRun() *results.Run {
 				Runtime: "jvm", Knobs: []string{"ARENA_HEAP_MB"}, Notes: "delay by Mono.delay", BuildHash: "8be0d47", Verified: "passed"},
 		},
 		Verdicts: []results.Verdict{
-			{Contender: slow, Verdict: "starved", Why: "instant p99 rose from 4 ms to 41 s while /delayed held the workers"},
-			{Contender: fast, Verdict: "isolated", Why: "instant p99 stayed under 10 ms"},
+			isolation.Starved.Verdict(slow, "", "instant p99 rose from 4 ms to 41 s while /delayed held the workers"),
+			isolation.Isolated.Verdict(fast, "", "instant p99 stayed under 10 ms"),
 		},
 		Claims: []results.Claim{
 			{ID: "sync-degrades", Text: "On a synchronous servlet, every endpoint degrades", Verdict: "holds", Why: "all four tags' p99 above 30 s"},
@@ -106,12 +110,12 @@ func fixtureCell(contender string, repeat int, started time.Time) results.Cell {
 		if strings.HasSuffix(tag, "ness") {
 			rate = 1
 		}
-		tg := results.Tag{TagStats: load.TagStats{Tag: tag, Scheduled: 20 * rate, Sent: 20 * rate, Completed: 20 * rate, Status: map[string]int64{"2xx": 20 * rate}}}
+		tg := results.Tag{TagStats: results.TagStats{Tag: tag, Scheduled: 20 * rate, Sent: 20 * rate, Completed: 20 * rate, Status: map[string]int64{"2xx": 20 * rate}}}
 		for i := range 20 {
 			t := float64(i + 1)
-			w := load.Window{T: t, Count: rate, P99: latencyAt(contender, tag, t)}
+			w := results.Window{T: t, Count: rate, P99: latencyAt(contender, tag, t)}
 			if tag == "delayed" && t < 10 { // nothing completes before the first 10 s delay
-				w = load.Window{T: t}
+				w = results.Window{T: t}
 			}
 			tg.Timeline = append(tg.Timeline, w)
 		}
@@ -127,8 +131,8 @@ func fixtureCell(contender string, repeat int, started time.Time) results.Cell {
 		if contender == slow {
 			cpu, rss, clientCPU = 60+20*math.Sin(t/3), 240+9*t, 6+2*math.Cos(t)
 		}
-		c.Server.Timeline = append(c.Server.Timeline, probe.Sample{T: t, CPUPct: cpu, RSSMB: rss, Threads: threads + int32(i)})
-		c.Client.Timeline = append(c.Client.Timeline, probe.Sample{T: t, CPUPct: clientCPU, RSSMB: 30, Threads: 9})
+		c.Server.Timeline = append(c.Server.Timeline, results.Sample{T: t, CPUPct: cpu, RSSMB: rss, Threads: threads + int32(i)})
+		c.Client.Timeline = append(c.Client.Timeline, results.Sample{T: t, CPUPct: clientCPU, RSSMB: 30, Threads: 9})
 	}
 	if contender == slow && repeat == 2 {
 		exit := 1
@@ -366,32 +370,7 @@ func TestWriteFileLeavesOnlyTheReport(t *testing.T) {
 }
 
 func TestChromiumDrawsEveryChart(t *testing.T) {
-	if _, err := FindChromium(); err != nil {
-		needs(t, err.Error())
-	}
-	lib := chartLib(t)
-	dir := t.TempDir()
-	libPath := filepath.Join(dir, "echarts.min.js")
-	if err := os.WriteFile(libPath, lib, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "report.html")
-	if err := WriteFile(fixtureRun(), libPath, out); err != nil {
-		t.Fatal(err)
-	}
-	began := time.Now()
-	dump, err := runChromium(out, "--dump-dom")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("chromium took %s", time.Since(began).Round(time.Millisecond))
-	page, err := parseDOM(dump)
-	if err != nil {
-		t.Fatalf("parsing the dumped DOM: %v", err)
-	}
-	if err := page.check(); err != nil {
-		t.Error(err)
-	}
+	page := browserCheck(t, "report", func(lib, out string) error { return WriteFile(fixtureRun(), lib, out) })
 	if len(page.charts) != 11 {
 		t.Errorf("%d charts in the DOM, want 11", len(page.charts))
 	}
@@ -441,16 +420,16 @@ func closedCell(p closedPoint, repeat int, started time.Time) results.Cell {
 	c := results.Cell{
 		Contender: p.contender, Level: p.level, Repeat: repeat, Port: 8080, Started: started, Seconds: 10,
 		Outcome: results.Outcome{Status: results.OutcomeOK},
-		Server:  results.Resources{CPUs: "1", Summary: probe.Summary{CPUPctMean: p.cpu * k, RSSMBMax: p.rss, ThreadsMax: p.threads, Samples: 10}},
+		Server:  results.Resources{CPUs: "1", Summary: results.Usage{CPUPctMean: p.cpu * k, RSSMBMax: p.rss, ThreadsMax: p.threads, Samples: 10}},
 		Client:  results.Resources{CPUs: "0"},
 	}
 	n := int64(p.rps * 10)
-	tg := results.Tag{TagStats: load.TagStats{Tag: p.tag, Sent: n, Completed: n, Status: map[string]int64{"2xx": n}}, RPS: p.rps * k,
+	tg := results.Tag{TagStats: results.TagStats{Tag: p.tag, Sent: n, Completed: n, Status: map[string]int64{"2xx": n}}, RPS: p.rps * k,
 		Response: results.Latency{Count: n, Mean: p.mean, P50: p.mean, P99: p.mean * 1.5, Max: p.mean * 2}}
 	tg.Service = tg.Response
 	// The histograms too, so that a re-summary (arena matrix, arena report) finds about
 	// the same figures: 90 % at the mean, the rest up to twice it.
-	h := load.NewHistogram()
+	h := results.NewHistogram()
 	for _, b := range []struct{ at, share float64 }{{1, 0.9}, {1.2, 0.09}, {1.5, 0.009}, {2, 0.001}} {
 		_ = h.RecordValues(int64(p.mean*b.at*1e6), max(1, int64(float64(n)*b.share)))
 	}
@@ -459,16 +438,16 @@ func closedCell(p closedPoint, repeat int, started time.Time) results.Cell {
 	}
 	for i := range 10 {
 		t := float64(i + 1)
-		tg.Timeline = append(tg.Timeline, load.Window{T: t, Count: n / 10, P50: p.mean, P99: p.mean * (1.4 + 0.02*t), Max: p.mean * 2})
-		c.Server.Timeline = append(c.Server.Timeline, probe.Sample{T: t - 0.5, CPUPct: p.cpu * (1 + 0.05*math.Sin(t)), RSSMB: p.rss - 10 + t, Threads: p.threads})
-		c.Client.Timeline = append(c.Client.Timeline, probe.Sample{T: t - 0.5, CPUPct: 30 + 5*math.Cos(t), RSSMB: 40, Threads: 8})
+		tg.Timeline = append(tg.Timeline, results.Window{T: t, Count: n / 10, P50: p.mean, P99: p.mean * (1.4 + 0.02*t), Max: p.mean * 2})
+		c.Server.Timeline = append(c.Server.Timeline, results.Sample{T: t - 0.5, CPUPct: p.cpu * (1 + 0.05*math.Sin(t)), RSSMB: p.rss - 10 + t, Threads: p.threads})
+		c.Client.Timeline = append(c.Client.Timeline, results.Sample{T: t - 0.5, CPUPct: 30 + 5*math.Cos(t), RSSMB: 40, Threads: 8})
 	}
 	c.Tags = []results.Tag{tg}
 	if p.downstream {
-		c.Downstream = &results.Resources{CPUs: "0", Summary: probe.Summary{CPUPctMean: p.rps / 400 * k, RSSMBMax: 24 + p.rps/1000}}
+		c.Downstream = &results.Resources{CPUs: "0", Summary: results.Usage{CPUPctMean: p.rps / 400 * k, RSSMBMax: 24 + p.rps/1000}}
 		for i := range 10 {
 			t := float64(i) + 0.5
-			c.Downstream.Timeline = append(c.Downstream.Timeline, probe.Sample{T: t, CPUPct: p.rps / 400 * (1 + 0.1*math.Sin(t)), RSSMB: 24 + p.rps/1000, Threads: 6})
+			c.Downstream.Timeline = append(c.Downstream.Timeline, results.Sample{T: t, CPUPct: p.rps / 400 * (1 + 0.1*math.Sin(t)), RSSMB: 24 + p.rps/1000, Threads: 6})
 		}
 	}
 	return c
@@ -527,7 +506,7 @@ func fixtureSleep() *results.Run {
 		Schema: results.SchemaVersion, ID: "20261121-080000-sleep", Command: []string{"arena", "run", "sleep", "--quick"},
 		Started: start, Finished: &finished, Status: "complete",
 		Scenario: results.ScenarioInfo{Name: "sleep", Title: "I/O waits: does a thread per request keep up as connections grow?",
-			Study: "study 001", Preset: "seed", Quick: true, Repeat: 2, Duration: 300, Timeout: 30,
+			Study: "study 001", Preset: "seed", Quick: true, Repeat: 2, Timeout: 30, Headline: headlineOf(sleep.Scenario{}),
 			Notes: []string{"The 50 ms test calls /data/1 against the lab's downstream, which waits 50 ms and runs on the client's CPUs."}},
 		Env: fixtureEnv(),
 		Contenders: []results.Contender{
@@ -563,8 +542,8 @@ func fixtureSleep() *results.Run {
 			}
 		}
 		run.Verdicts = append(run.Verdicts,
-			results.Verdict{Contender: tomcat, Level: g.group, Verdict: "flat to 200, then queues", Why: "mean latency by connections: …"},
-			results.Verdict{Contender: netty, Level: g.group, Verdict: "flat to 800, then queues", Why: "mean latency by connections: …"})
+			results.Verdict{Contender: tomcat, Level: g.group, Verdict: "flat to 200, then queues", Tone: results.Mixed, Why: "mean latency by connections: …"},
+			results.Verdict{Contender: netty, Level: g.group, Verdict: "flat to 800, then queues", Tone: results.Mixed, Why: "mean latency by connections: …"})
 	}
 	run.Claims = []results.Claim{
 		{ID: "a", Text: "At 200 connections Tomcat and Netty answer alike.", Verdict: "holds", Why: "101 ms, 102 ms"},
@@ -583,7 +562,7 @@ func fixtureDownstream() *results.Run {
 		Schema: results.SchemaVersion, ID: "20261121-090000-downstream", Command: []string{"arena", "run", "downstream"},
 		Started: start, Finished: &finished, Status: "complete",
 		Scenario: results.ScenarioInfo{Name: "downstream", Title: "Downstream calls: fetch, decode, encode: who serves the most?",
-			Study: "study 002", Preset: "seed", Repeat: 3, Duration: 120, Timeout: 10},
+			Study: "study 002", Preset: "seed", Repeat: 3, Timeout: 10, Headline: headlineOf(downstream.Scenario{})},
 		Env: fixtureEnv(),
 		Contenders: []results.Contender{
 			{Name: "vertx", Stack: "vert.x", Model: "event loop", Runtime: "java", Verified: "passed"},
@@ -611,9 +590,9 @@ func fixtureDownstream() *results.Run {
 				cpu: 97 - float64(len(name)), rss: rss[name], threads: threads[name], downstream: level == "lab"}, 3, false)
 		}
 		run.Verdicts = append(run.Verdicts,
-			results.Verdict{Contender: "vertx", Level: level, Verdict: "fastest", Why: "…"},
-			results.Verdict{Contender: "spring-webflux", Level: level, Verdict: "42 % of fastest", Why: "…"},
-			results.Verdict{Contender: "spring-webflux-fn", Level: level, Verdict: "41 % of fastest", Why: "…"})
+			results.Verdict{Contender: "vertx", Level: level, Verdict: "fastest", Tone: results.Good, Why: "…"},
+			results.Verdict{Contender: "spring-webflux", Level: level, Verdict: "42 % of fastest", Tone: results.Mixed, Why: "…"},
+			results.Verdict{Contender: "spring-webflux-fn", Level: level, Verdict: "41 % of fastest", Tone: results.Mixed, Why: "…"})
 	}
 	run.Claims = []results.Claim{
 		{ID: "a", Text: "Vert.x serves about 2.5× the throughput of Spring WebFlux.", Verdict: "holds", Why: "2.37×"},
@@ -770,7 +749,7 @@ func fixtureMatrixRuns() []*results.Run {
 func renderMatrix(t *testing.T, runs []*results.Run, lib []byte) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := RenderMatrix(runs, lib, &buf); err != nil {
+	if err := RenderMatrix(runs, MatrixOptions{}, lib, &buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -813,7 +792,7 @@ func TestRenderMatrix(t *testing.T) {
 		{"vertx", 1, []string{"not run"}},
 		{fast, 1, []string{"/instant p99 4.37 ms", `class="badge good"`, ">isolated<"}},
 		{slow, 1, []string{"/instant p99 30.0 s", ">starved<", `class="problem">crashed: study r2`}},
-		{tomcat, 2, []string{"sleep 100 ms", "downstream 50 ms", ">flat to 200, then queues<", "mean 1300 ms at 2600 connections", "mean 650 ms at 2600 connections"}},
+		{tomcat, 2, []string{"sleep 100 ms", "downstream 50 ms", ">flat to 200, then queues<", `class="badge mixed"`, "mean 1300 ms at 2600 connections", "mean 650 ms at 2600 connections"}},
 		{netty, 2, []string{">flat to 800, then queues<", "mean 147 ms at 2600 connections", `class="problem">crashed: sleep-c2600 r2`}},
 		{netty, 0, []string{"not run"}},
 		{tomcat, 1, []string{"not run"}},
@@ -842,39 +821,8 @@ func TestRenderMatrix(t *testing.T) {
 	if s := data.Bars[2].Series; len(s) != 2 || s[0].Name != "sleep 100 ms, 2600 connections" {
 		t.Errorf("sleep's headline chart: %+v", s)
 	}
-	if RenderMatrix(nil, nil, io.Discard) == nil {
+	if RenderMatrix(nil, MatrixOptions{}, nil, io.Discard) == nil {
 		t.Error("a matrix of no run renders")
-	}
-}
-
-// browserCheck writes page to a file and checks it in headless Chromium.
-func browserCheck(t *testing.T, name string, write func(libPath, out string) error) {
-	t.Helper()
-	if _, err := FindChromium(); err != nil {
-		needs(t, err.Error())
-	}
-	lib := chartLib(t)
-	dir := t.TempDir()
-	libPath := filepath.Join(dir, "echarts.min.js")
-	if err := os.WriteFile(libPath, lib, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, name+".html")
-	if err := write(libPath, out); err != nil {
-		t.Fatal(err)
-	}
-	began := time.Now()
-	dump, err := runChromium(out, "--dump-dom")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := parseDOM(dump)
-	if err != nil {
-		t.Fatalf("parsing the dumped DOM: %v", err)
-	}
-	t.Logf("%s: chromium took %s, %s of %s charts drawn", name, time.Since(began).Round(time.Millisecond), page.body["data-charts-drawn"], page.body["data-charts-expected"])
-	if err := page.check(); err != nil {
-		t.Error(err)
 	}
 }
 
@@ -890,7 +838,7 @@ func TestChromiumDrawsClosedLoops(t *testing.T) {
 
 func TestChromiumDrawsMatrix(t *testing.T) {
 	t.Parallel()
-	browserCheck(t, "matrix", func(lib, out string) error { return WriteMatrix(fixtureMatrixRuns(), lib, out) })
+	browserCheck(t, "matrix", func(lib, out string) error { return WriteMatrix(fixtureMatrixRuns(), MatrixOptions{}, lib, out) })
 }
 
 // TestScreenshots writes the fixtures' pages and pictures of them, and the fixtures as
@@ -901,6 +849,7 @@ func TestScreenshots(t *testing.T) {
 	if dir == "" {
 		t.Skip("ARENA_SCREENSHOTS is not set")
 	}
+	needChromium(t)
 	lib := ChartLibPath("..")
 	// The fixtures as runs, for trying `arena matrix` on.
 	for _, run := range fixtureMatrixRuns() {
@@ -915,14 +864,44 @@ func TestScreenshots(t *testing.T) {
 	for name, write := range map[string]func(out string) error{
 		"sleep":      func(out string) error { return WriteFile(fixtureSleep(), lib, out) },
 		"downstream": func(out string) error { return WriteFile(fixtureDownstream(), lib, out) },
-		"matrix":     func(out string) error { return WriteMatrix(fixtureMatrixRuns(), lib, out) },
+		"matrix":     func(out string) error { return WriteMatrix(fixtureMatrixRuns(), MatrixOptions{}, lib, out) },
 	} {
 		out := filepath.Join(dir, name+".html")
 		if err := write(out); err != nil {
 			t.Fatal(err)
 		}
-		if err := Screenshot(out, filepath.Join(dir, "report-"+name+".png"), 1280, 3000); err != nil {
+		if err := screenshot(out, filepath.Join(dir, "report-"+name+".png"), 1280, 3000); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// headlineOf is what a scenario declares it is summed up by, as a run of it records.
+func headlineOf(s scenario.Scenario) []results.Headline {
+	plan, err := s.Plan(scenario.Options{})
+	if err != nil {
+		panic(err)
+	}
+	return plan.Headline
+}
+
+// A count-bounded closed loop has no planned length, so the page claims none (it once said
+// "Load per cell 300 s", the time bound); levels of different lengths show their range.
+func TestLoadLengthIsThePlannedOne(t *testing.T) {
+	if page := render(t, fixtureSleep(), []byte("x")); strings.Contains(page, "Load per cell") {
+		t.Error("the sleep page claims a load length for count-bounded closed loops")
+	}
+	if page := render(t, fixtureSleep(), []byte("x")); !strings.Contains(page, "<dt>Request timeout</dt><dd>30 s</dd>") {
+		t.Error("the sleep page lost its request timeout")
+	}
+	levels := []results.Level{{Name: "throughput", Duration: 6}, {Name: "slow", Duration: 15}, {Name: "none"}}
+	if got := secondsRange(0, levels, func(l results.Level) float64 { return l.Duration }); got != "6–15 s, by level" {
+		t.Errorf("range %q", got)
+	}
+	if got := secondsRange(20, levels, func(l results.Level) float64 { return l.Duration }); got != "20 s" {
+		t.Errorf("shared %q", got)
+	}
+	if got := secondsRange(0, levels[2:], func(l results.Level) float64 { return l.Duration }); got != "" {
+		t.Errorf("none %q", got)
 	}
 }

@@ -3,8 +3,8 @@ package report
 import (
 	"slices"
 
-	"github.com/arena-lab/arena/internal/probe"
 	"github.com/arena-lab/arena/internal/results"
+	streamload "github.com/arena-lab/arena/internal/stream"
 )
 
 // streamView is study 003's headline, for runs whose cells pushed /stream: delivered
@@ -19,7 +19,8 @@ type streamView struct {
 
 type streamRow struct {
 	results.Cell
-	BP string // BACKPRESSURE, as the cell was started
+	Figures *streamload.Figures
+	BP      string // BACKPRESSURE, as the cell was started
 }
 
 // streamRSSData is the memory chart: a line per contender and slow level, the cap beside.
@@ -30,8 +31,10 @@ type streamRSSData struct {
 
 func buildStream(v *pageView) (*streamView, *streamRSSData) {
 	var cells []results.Cell
+	figures := map[int]*streamload.Figures{} // by index in cells
 	for _, c := range v.Run.Cells {
-		if c.Stream != nil {
+		if f, ok := streamload.FiguresOf(c); ok {
+			figures[len(cells)] = f
 			cells = append(cells, c)
 		}
 	}
@@ -42,20 +45,20 @@ func buildStream(v *pageView) (*streamView, *streamRSSData) {
 	contenders := contenderOrder(v.Run)
 	var fast, slow []string // levels, in plan order
 	for _, lv := range levelOrder(v.Run) {
-		for _, c := range cells {
+		for i, c := range cells {
 			if c.Level != lv.Name {
 				continue
 			}
-			if c.Stream.SlowClients == 0 && !slices.Contains(fast, lv.Name) {
+			if figures[i].SlowClients == 0 && !slices.Contains(fast, lv.Name) {
 				fast = append(fast, lv.Name)
 			}
-			if c.Stream.SlowClients > 0 && !slices.Contains(slow, lv.Name) {
+			if figures[i].SlowClients > 0 && !slices.Contains(slow, lv.Name) {
 				slow = append(slow, lv.Name)
 			}
 		}
 	}
-	for _, c := range cells {
-		sv.Rows = append(sv.Rows, streamRow{Cell: c, BP: c.Env["BACKPRESSURE"]})
+	for i, c := range cells {
+		sv.Rows = append(sv.Rows, streamRow{Cell: c, Figures: figures[i], BP: c.Env["BACKPRESSURE"]})
 		if c.Memory != nil {
 			sv.CapMB = max(sv.CapMB, c.Memory.CapMB)
 		}
@@ -74,20 +77,19 @@ func buildStream(v *pageView) (*streamView, *streamRSSData) {
 		b.Categories = present
 		for _, lv := range fast {
 			s := barSeries{Name: lv}
-			for _, name := range present {
-				var rates []float64
-				for _, c := range cells {
-					if c.Contender == name && c.Level == lv {
-						rates = append(rates, c.Stream.PerSecond)
-					}
+			for ci, name := range present {
+				sum, _ := summaryOf(v.Run, name, lv)
+				rate, ok := sum.Numbers[streamload.NumberDelivered]
+				if why := unranked(sum); why != "" {
+					b.leaveOut(ci, lv, why)
+					ok = false
 				}
-				if len(rates) == 0 {
+				if !ok {
 					s.Values, s.Lo, s.Hi = append(s.Values, nil), append(s.Lo, nil), append(s.Hi, nil)
 					continue
 				}
-				slices.Sort(rates)
-				s.Values = append(s.Values, finite(rates[len(rates)/2]))
-				s.Lo, s.Hi = append(s.Lo, finite(rates[0])), append(s.Hi, finite(rates[len(rates)-1]))
+				s.Values = append(s.Values, finite(rate.Median))
+				s.Lo, s.Hi = append(s.Lo, finite(rate.Min)), append(s.Hi, finite(rate.Max))
 			}
 			b.Series = append(b.Series, s)
 		}
@@ -103,7 +105,7 @@ func buildStream(v *pageView) (*streamView, *streamRSSData) {
 					if c.Contender != name || c.Level != lv {
 						continue
 					}
-					l := sampleLine(seriesName(&c, name)+" · "+lv, c.Server.Timeline, func(s probe.Sample) float64 { return s.RSSMB })
+					l := sampleLine(seriesName(&c, name)+" · "+lv, c.Server.Timeline, func(s results.Sample) float64 { return s.RSSMB })
 					l.Colour = ci
 					if c.Env["BACKPRESSURE"] == "off" || li > 0 && c.Env["BACKPRESSURE"] == "" {
 						l.Dash = "dashed"

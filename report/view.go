@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"maps"
@@ -34,11 +35,52 @@ type pageView struct {
 	streamRSS *streamRSSData
 	// DownstreamCPUs is where the lab's downstream ran, when some cell measured it.
 	DownstreamCPUs string
-	bars           []barsData // chart data of the bar charts the views point into
-	CSS            template.CSS
-	App            template.JS
-	ChartLib       template.JS
-	Data           template.JS
+	// Integrity are the cells whose deliveries had faults: marked, and not ranked.
+	Integrity []results.Cell
+	// Uncapped says why a level's memory cap was only the heap's, when no cgroup could be made.
+	Uncapped string
+	bars     []barsData // chart data of the bar charts the views point into
+	assets
+}
+
+// LoadLength is each cell's planned length of load, or its range over the levels ("" when
+// no level plans one, e.g. closed loops bounded by a count of requests).
+func (v *pageView) LoadLength() string {
+	return secondsRange(v.Run.Scenario.Duration, v.Run.Scenario.Levels, func(l results.Level) float64 { return l.Duration })
+}
+
+// RequestTimeout is the levels' per-request timeout, or its range.
+func (v *pageView) RequestTimeout() string {
+	return secondsRange(v.Run.Scenario.Timeout, v.Run.Scenario.Levels, func(l results.Level) float64 { return l.Timeout })
+}
+
+// secondsRange writes shared seconds (when every level has them), else the range over the
+// levels that have any, "15–30 s".
+func secondsRange(shared float64, levels []results.Level, of func(results.Level) float64) string {
+	if shared > 0 {
+		return trimFloat(shared) + " s"
+	}
+	lo, hi := 0.0, 0.0
+	for _, l := range levels {
+		if v := of(l); v > 0 {
+			if lo == 0 || v < lo {
+				lo = v
+			}
+			hi = max(hi, v)
+		}
+	}
+	switch {
+	case hi == 0:
+		return ""
+	case lo == hi:
+		return trimFloat(lo) + " s"
+	}
+	return trimFloat(lo) + "–" + trimFloat(hi) + " s, by level"
+}
+
+// Title is the page's title.
+func (v *pageView) Title() string {
+	return cmp.Or(v.Run.Scenario.Title, v.Run.Scenario.Name) + " · arena run " + v.Run.ID
 }
 
 type levelView struct {
@@ -69,6 +111,7 @@ type contenderRows struct {
 	Contender      string
 	Summary        results.CellSummary
 	ClientBoundWhy string
+	SharedCPUWhy   string
 	Tags           []tagRow
 	Downstream     *downstreamFigures // the lab's downstream beside this contender, if measured
 }
@@ -112,8 +155,14 @@ func buildPage(run *results.Run) *pageView {
 	v.Stream, v.streamRSS = buildStream(v)
 	v.DownstreamCPUs = downstreamCPUs(run)
 	for _, c := range run.Cells {
-		if c.Outcome.Status != results.OutcomeOK {
+		if c.Outcome.Status != results.OutcomeOK || c.Outcome.Killed {
 			v.Outcomes = append(v.Outcomes, outcomeView{Cell: c, Exit: exitText(c.Outcome), LogTail: strings.Join(c.Outcome.LogTail, "\n")})
+		}
+		if len(c.Faults) > 0 {
+			v.Integrity = append(v.Integrity, c)
+		}
+		if c.Memory != nil && c.Memory.By == results.MemoryByHeap && v.Uncapped == "" {
+			v.Uncapped = cmp.Or(c.Memory.Why, "no reason given")
 		}
 	}
 	v.EnvRows, v.CPULayout = environment(run.Env)
@@ -178,7 +227,16 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 			}
 		}
 	}
-	why := map[string]*clientBound{}
+	why, shared := map[string]*reasons{}, map[string]*reasons{}
+	note := func(m map[string]*reasons, contender, reason string, repeat int) {
+		if reason == "" {
+			return
+		}
+		if m[contender] == nil {
+			m[contender] = &reasons{repeats: map[string][]string{}}
+		}
+		m[contender].add(reason, repeat)
+	}
 	for i := range run.Cells {
 		c := &run.Cells[i]
 		if c.Level != lv.Name {
@@ -192,12 +250,8 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 		} else if c.Downstream != nil {
 			downstream[c.Contender] = append(downstream[c.Contender], c.Downstream)
 		}
-		if c.ClientBoundWhy != "" {
-			if why[c.Contender] == nil {
-				why[c.Contender] = &clientBound{repeats: map[string][]string{}}
-			}
-			why[c.Contender].add(c.ClientBoundWhy, c.Repeat)
-		}
+		note(why, c.Contender, c.ClientBoundWhy, c.Repeat)
+		note(shared, c.Contender, c.SharedCPUWhy, c.Repeat)
 		// Timelines show one repeat: the first, or the earliest that exists.
 		if cur := v.Timelines[c.Contender]; cur == nil || c.Repeat < cur.Repeat {
 			v.Timelines[c.Contender] = c
@@ -211,7 +265,7 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 			}
 			continue
 		}
-		row := contenderRows{Contender: name, Summary: s, ClientBoundWhy: why[name].String(), Downstream: downstreamOf(downstream[name])}
+		row := contenderRows{Contender: name, Summary: s, ClientBoundWhy: why[name].String(), SharedCPUWhy: shared[name].String(), Downstream: downstreamOf(downstream[name])}
 		v.Downstream = v.Downstream || row.Downstream != nil
 		for _, tag := range tags {
 			i := slices.IndexFunc(s.Tags, func(t results.TagSummary) bool { return t.Tag == tag })
@@ -226,18 +280,19 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 	return v
 }
 
-// clientBound gathers the cells' reasons, each once with the repeats that gave it.
-type clientBound struct {
+// reasons gathers the cells' reasons for a mark (client-bound, shared CPU), each once with
+// the repeats that gave it.
+type reasons struct {
 	reasons []string
 	repeats map[string][]string
 }
 
-func (b *clientBound) add(why string, repeat int) {
+func (b *reasons) add(why string, repeat int) {
 	b.reasons = appendNew(b.reasons, why)
 	b.repeats[why] = append(b.repeats[why], fmt.Sprint(repeat))
 }
 
-func (b *clientBound) String() string {
+func (b *reasons) String() string {
 	if b == nil {
 		return ""
 	}
@@ -330,6 +385,8 @@ var funcs = template.FuncMap{
 	"errs":   fmtErrors,
 	"pct":    func(v float64) string { return fmt.Sprintf("%.0f %%", v) },
 	"rate":   fmtRate,
+	"faults": results.FormatFaults,
+	"stamp":  stamp,
 }
 
 func fmtMs(v float64) string {
@@ -385,28 +442,18 @@ func fmtErrors(t results.TagSummary) string {
 	return fmt.Sprintf("%d (%s)", t.Errors, strings.Join(kinds, ", "))
 }
 
-// tone colours a verdict, claim or status word; words it does not know stay neutral.
-func tone(word string) string {
-	w := strings.ToLower(word)
-	switch w {
-	case "isolated", "holds", "complete", "passed", "ok", "fastest", "within 10 %", "bounded":
-		return "good"
-	case "starved", "fails", "failed", "interrupted", "crashed", "unready", "error", "queues", "out-of-memory", "unbounded":
-		return "bad"
-	case "partly", "running", "bounded, costly":
-		return "mixed"
+// tone colours a verdict by the tone its scenario gave it, and the lab's own words (claim
+// verdicts, statuses, outcomes, verify results) by theirs; anything else stays neutral.
+func tone(v any) string {
+	switch v := v.(type) {
+	case results.Verdict:
+		return string(cmp.Or(v.Tone, results.Neutral))
+	case *results.Verdict:
+		return string(cmp.Or(v.Tone, results.Neutral))
+	case string:
+		return string(results.ToneOf(v))
 	}
-	switch {
-	case strings.HasPrefix(w, "failed"):
-		return "bad"
-	case strings.HasPrefix(w, "flat to ") && strings.HasSuffix(w, "then queues"):
-		return "mixed" // the curve study's "flat to 800, then queues"
-	case strings.HasPrefix(w, "flat to "):
-		return "good"
-	case strings.HasSuffix(w, "% of fastest"):
-		return "mixed"
-	}
-	return "neutral"
+	return string(results.Neutral)
 }
 
 func stamp(t time.Time) string {

@@ -2,8 +2,13 @@ package scenarios
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/results"
@@ -69,7 +74,7 @@ func TestFind(t *testing.T) {
 
 // checkClosed applies the lab's rule to a closed loop: bounded in count and in time, with a
 // request timeout, and something to send.
-func checkClosed(t *testing.T, where string, c *load.ClosedLoop) {
+func checkClosed(t *testing.T, where string, c load.ClosedLoop) {
 	t.Helper()
 	if c.Requests <= 0 || c.Duration <= 0 {
 		t.Errorf("%s: closed loop bounded by %d requests and %s; want both bounds", where, c.Requests, c.Duration)
@@ -82,7 +87,18 @@ func checkClosed(t *testing.T, where string, c *load.ClosedLoop) {
 	}
 }
 
-func checkOpen(t *testing.T, where string, o *load.OpenLoop) {
+// checkSteady: a steady-state load is bounded in time in each of its phases.
+func checkSteady(t *testing.T, where string, s load.Steady) {
+	t.Helper()
+	if s.Window <= 0 || s.Agree < 2 || s.Within <= 0 || s.MaxWarmup < time.Duration(s.Agree)*s.Window || s.Measure <= 0 {
+		t.Errorf("%s: steady %+v; want windows, at least two to agree, a bound on the warm-up and a measurement", where, s)
+	}
+	c := s.Loop
+	c.Requests, c.Duration = 1, s.Measure // its bounds are set per phase
+	checkClosed(t, where, c)
+}
+
+func checkOpen(t *testing.T, where string, o load.OpenLoop) {
 	t.Helper()
 	if o.Duration <= 0 {
 		t.Errorf("%s: open loop of %s", where, o.Duration)
@@ -143,29 +159,31 @@ func TestPlans(t *testing.T) {
 					}
 					names[lv.Name] = true
 					all = append(all, lv.Name)
-					kinds := 0
-					for _, set := range []bool{lv.Open != nil, lv.Closed != nil, lv.Driver != nil} {
-						if set {
-							kinds++
+					switch l := lv.Load.(type) {
+					case nil:
+						t.Errorf("%s: no load", where)
+						continue
+					case load.OpenLoop:
+						checkOpen(t, where, l)
+					case load.ClosedLoop:
+						checkClosed(t, where, l)
+					case load.Steady:
+						checkSteady(t, where, l)
+					default: // a load beyond HTTP needs a feature of the contract
+						if d := l.Describe(); d.Feature == "" {
+							t.Errorf("%s: %T needs no feature", where, l)
 						}
 					}
-					if kinds != 1 {
-						t.Errorf("%s: open %v closed %v driver %v, want exactly one", where, lv.Open != nil, lv.Closed != nil, lv.Driver != nil)
-						continue
-					}
-					switch {
-					case lv.Open != nil:
-						checkOpen(t, where, lv.Open)
-					case lv.Closed != nil:
-						checkClosed(t, where, lv.Closed)
-					case lv.Driver.Feature() == "" || lv.Driver.Expected() <= 0:
-						t.Errorf("%s: driver feature %q, expected %s", where, lv.Driver.Feature(), lv.Driver.Expected())
-					}
 					for _, w := range lv.Warmup {
-						checkClosed(t, where+" warm-up", w)
+						c, ok := w.(load.ClosedLoop)
+						if !ok {
+							t.Errorf("%s: warm-up %T, want a closed loop", where, w)
+							continue
+						}
+						checkClosed(t, where+" warm-up", c)
 					}
-					if lv.Drain < 0 || lv.Expected() <= 0 {
-						t.Errorf("%s: drain %s, expected %s", where, lv.Drain, lv.Expected())
+					if lv.Expected() <= 0 {
+						t.Errorf("%s: expected %s", where, lv.Expected())
 					}
 					if lv.Downstream != nil && lv.Downstream.Delay < 0 {
 						t.Errorf("%s: downstream delay %s", where, lv.Downstream.Delay)
@@ -248,5 +266,63 @@ func TestJudgeEmpty(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// seedsDir holds the studies' texts the published figures cite ($ARENA_SEEDS, else the lab
+// machine's shared copy).
+func seedsDir() string {
+	if d := os.Getenv("ARENA_SEEDS"); d != "" {
+		return d
+	}
+	return "/work/shared/seeds"
+}
+
+// Every figure a scenario says its study published is on the seed line it cites: its first
+// number, with the study's separators dropped, is there.
+func TestPublishedFiguresAreOnTheLinesTheyCite(t *testing.T) {
+	dir := seedsDir()
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no seed texts at %s (set ARENA_SEEDS)", dir)
+	}
+	cite := regexp.MustCompile(`^seeds/(\d{3}) lines? (\d+)\b`)
+	number := regexp.MustCompile(`\d[\d,_.]*\d|\d`)
+	plain := strings.NewReplacer(",", "", "_", "", " ", "")
+	n := 0
+	for _, sc := range All() {
+		rp, ok := sc.(scenario.Reproducible)
+		if !ok {
+			t.Errorf("%s does not say how to reproduce it", sc.Name())
+			continue
+		}
+		for _, p := range rp.Reproduction().Published {
+			m := cite.FindStringSubmatch(p.Source)
+			if m == nil {
+				t.Errorf("%s: %q cites no seed line", sc.Name(), p.Source)
+				continue
+			}
+			want := number.FindString(p.Theirs)
+			if want == "" || p.Per != nil {
+				continue // a ratio of two cited figures, or words
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, m[1]+"_*.txt"))
+			if len(files) != 1 {
+				t.Errorf("no seed %s in %s", m[1], dir)
+				continue
+			}
+			raw, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(raw), "\n")
+			line, _ := strconv.Atoi(m[2])
+			if line < 1 || line > len(lines) || !strings.Contains(plain.Replace(lines[line-1]), plain.Replace(want)) {
+				t.Errorf("%s: %q (%s): line %d of seed %s does not say %s", sc.Name(), p.What, p.Theirs, line, m[1], want)
+			}
+			n++
+		}
+	}
+	if n < 15 {
+		t.Errorf("checked %d figures; the five studies publish more", n)
 	}
 }

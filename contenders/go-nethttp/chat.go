@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"unicode/utf8"
+
 	"github.com/coder/websocket"
 )
 
@@ -85,10 +87,13 @@ func (h *chatHub) serve(w http.ResponseWriter, r *http.Request) {
 	ctx := context.Background()
 	taken := false
 	for {
-		_, data, err := conn.Read(ctx)
+		typ, data, err := conn.Read(ctx)
 		if err != nil {
 			// A frame over the read limit: the library has sent close 1009 already. A
 			// client's close was answered by the library; anything else is a dead peer.
+			break
+		}
+		if !validText(conn, typ, data) {
 			break
 		}
 		var f chatFrame
@@ -128,6 +133,16 @@ func (h *chatHub) serve(w http.ResponseWriter, r *http.Request) {
 		<-written
 	}
 	h.untrack(conn)
+}
+
+// validText closes the connection with 1007 when a text message is not UTF-8: the library
+// leaves that check to the application, and RFC 6455 8.1 fails the connection.
+func validText(conn *websocket.Conn, typ websocket.MessageType, data []byte) bool {
+	if typ == websocket.MessageText && !utf8.Valid(data) {
+		conn.Close(websocket.StatusInvalidFramePayloadData, "text is not UTF-8")
+		return false
+	}
+	return true
 }
 
 func (h *chatHub) track(c *websocket.Conn) bool {

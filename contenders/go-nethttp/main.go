@@ -86,6 +86,20 @@ func newServer(downstream string, backpressure bool) (*server, error) {
 	return s, nil
 }
 
+// closeAfterChunked closes the connection after answering a request whose body came with
+// Transfer-Encoding. net/http lets Transfer-Encoding override a Content-Length (and removes
+// it) but keeps the connection, so what a Content-Length would have framed as body is read
+// as the next request; RFC 9112 6.1 asks for the close, which the documented
+// "Connection: close" response header gives. No request of this API has a body.
+func closeAfterChunked(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.TransferEncoding) > 0 {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func up(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Status string `json:"status"`
@@ -216,7 +230,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("loading resources: %v", err)
 	}
-	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: closeAfterChunked(s.mux), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
 	if err != nil {
 		log.Fatalf("cannot listen: %v", err)

@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -137,13 +136,11 @@ func (h *streamHub) serve(w http.ResponseWriter, r *http.Request) {
 		go func() { defer wg.Done(); defer cancel(); sendAll(ctx, conn, q) }()
 	}
 
-	// What the client sends is read and thrown away; a close or an error ends the stream.
+	// What the client sends is read and thrown away (text that is not UTF-8 fails the
+	// connection, see validText); a close or an error ends the stream.
 	for {
-		_, msg, err := conn.Reader(ctx)
-		if err == nil {
-			_, err = io.Copy(io.Discard, msg)
-		}
-		if err != nil {
+		typ, msg, err := conn.Read(ctx)
+		if err != nil || !validText(conn, typ, msg) {
 			break
 		}
 	}

@@ -10,9 +10,9 @@
 //   primary -> worker  { chat: 'deliver', room, out }    to the workers with members in room
 // Every message goes through the primary, the sender's own worker included, so each member
 // gets one sender's messages in the order the sender's worker read them.
+// The frames are read and written as in node-express (../_shared/node-express).
 const { WebSocketServer, WebSocket } = require('ws');
-
-const MAX_FRAME = 64 * 1024; // a bigger message: ws closes the connection with 1009
+const { MAX_FRAME, parseFrame, system } = require('../_shared/node-express/chat-frames.js');
 
 /** The primary's half: call once in the primary, before or after forking. */
 function chatPrimary(cluster) {
@@ -62,34 +62,13 @@ function chatPrimary(cluster) {
   });
 }
 
-/** Parses one frame: { name, chat, message? } with string fields, or an error text. */
-function parseFrame(data) {
-  let f;
-  try {
-    f = JSON.parse(data.toString());
-  } catch {
-    return { error: 'not JSON' };
-  }
-  if (f === null || typeof f !== 'object' || Array.isArray(f)) return { error: 'not a JSON object' };
-  const { name, chat, message } = f;
-  if (typeof name !== 'string' || name === '' || typeof chat !== 'string' || chat === '') {
-    return { error: 'name and chat must be non-empty strings' };
-  }
-  if (message !== undefined && typeof message !== 'string') return { error: 'message must be a string' };
-  return { name, chat, message };
-}
-
-function system(ws, message) {
-  ws.send(JSON.stringify({ type: 'system', message }));
-}
-
 function toPrimary(msg) {
   if (process.connected) process.send(msg);
 }
 
 /**
- * The worker's half: serves /chat and returns the WebSocketServer (noServer: server.js routes
- * the http.Server's upgrades by path, /chat to it and /stream to stream.js).
+ * The worker's half: serves /chat and returns the WebSocketServer (noServer: the shared serve.js
+ * routes the http.Server's upgrades by path, /chat to it and /stream to the shared stream).
  */
 function attachChat() {
   // permessage-deflate stays off (ws's default for a server).

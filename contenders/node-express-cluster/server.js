@@ -4,11 +4,10 @@
 // each worker runs the Express app on its own event loop; they share 127.0.0.1:$PORT.
 const cluster = require('node:cluster');
 const os = require('node:os');
+const path = require('node:path');
+const { serve, GRACE_MS } = require('../_shared/node-express/serve.js');
 const { chatPrimary, attachChat } = require('./chat.js');
-const { streamPrimary, clusterStats, createStream, streamRoutes, routeUpgrades, wssOptions } = require('./stream.js');
-
-const port = Number(process.env.PORT || 8080);
-const GRACE_MS = 2000; // open requests get this long after SIGTERM, then their connections close
+const { streamPrimary, clusterStats } = require('./stream.js');
 
 if (cluster.isPrimary) {
   const count = os.availableParallelism();
@@ -42,35 +41,14 @@ if (cluster.isPrimary) {
     }, GRACE_MS + 4000).unref();
   });
 } else {
+  // A worker: the very server node-express runs (../_shared/node-express/serve.js, which takes
+  // express and ws from here), with this folder's chat and the cluster's /stream/stats.
+  const express = require('express');
   const { WebSocketServer } = require('ws');
-  const { createApp } = require('./app.js');
-  // /stream (study 003): this worker serves the clients it accepts; the stats are the cluster's.
-  const stream = createStream(new WebSocketServer(wssOptions));
-  const stats = clusterStats(stream);
-  const app = createApp(port, (routes, { onlyGet }) => streamRoutes(routes, stats, onlyGet));
-  const server = app.listen(port, '127.0.0.1', (err) => {
-    if (err) {
-      console.error(`worker ${process.pid} cannot listen on 127.0.0.1:${port}: ${err.message}`);
-      process.exit(1);
-    }
-    console.log(`worker ${process.pid} listening on 127.0.0.1:${port} (BACKPRESSURE ${stream.backpressure ? 'on' : 'off'})`);
-  });
-  const chat = attachChat();
-  // WebSocket upgrades on the same server, by path; every other request goes to Express.
-  routeUpgrades(server, {
-    '/chat': (req, socket, head) => chat.handleUpgrade(req, socket, head, (ws) => chat.emit('connection', ws, req)),
-    '/stream': stream.handleUpgrade,
-  });
-
-  // SIGTERM comes from the lab (to the whole process group) and from the primary.
-  let stopping = false;
-  process.on('SIGTERM', () => {
-    if (stopping) return;
-    stopping = true;
-    server.close(() => process.exit(0)); // stops accepting; idle keep-alive connections close now
-    for (const ws of chat.clients) ws.close(1001, 'server stopping');
-    stream.closeAll(1001, 'server stopping', GRACE_MS); // the generators stop too
-    setTimeout(() => server.closeAllConnections(), GRACE_MS).unref();
-    setTimeout(() => process.exit(0), GRACE_MS + 3000).unref(); // pending timers must not hold the exit
+  serve({ express, WebSocketServer }, {
+    label: 'node-express-cluster worker',
+    resources: path.join(__dirname, 'resources'),
+    attachChat,
+    statsOf: clusterStats, // /stream/stats: this worker asks the primary, which sums every worker's
   });
 }

@@ -7,8 +7,6 @@
 // got the request asks the primary, which asks every worker and sums. Over the cluster's IPC:
 //   worker -> primary  { stream: 'stats?', id }             answered by { stream: 'stats', id, stats }
 //   primary -> worker  { stream: 'count', id }              answered by { stream: 'counted', id, stats }
-const shared = require('../_shared/node-stream/stream.js');
-
 const ASK_MS = 2000; // the primary answers with the workers that answered within this
 
 const ZERO = { clients: 0, generated: 0, sent: 0, dropped: 0 };
@@ -90,4 +88,4 @@ function clusterStats(stream) {
   });
 }
 
-module.exports = { ...shared, streamPrimary, clusterStats };
+module.exports = { streamPrimary, clusterStats };

@@ -2,34 +2,13 @@
 
 // /chat (study 000): a ws WebSocketServer on the same http.Server as the Express app. Rooms
 // and names live in Maps on the one event loop, so a broadcast is a plain loop of ws.send.
+// The frames are read and written as in node-express-cluster (../_shared/node-express).
 const { WebSocketServer, WebSocket } = require('ws');
-
-const MAX_FRAME = 64 * 1024; // a bigger message: ws closes the connection with 1009
-
-/** Parses one frame: { name, chat, message? } with string fields, or an error text. */
-function parseFrame(data) {
-  let f;
-  try {
-    f = JSON.parse(data.toString());
-  } catch {
-    return { error: 'not JSON' };
-  }
-  if (f === null || typeof f !== 'object' || Array.isArray(f)) return { error: 'not a JSON object' };
-  const { name, chat, message } = f;
-  if (typeof name !== 'string' || name === '' || typeof chat !== 'string' || chat === '') {
-    return { error: 'name and chat must be non-empty strings' };
-  }
-  if (message !== undefined && typeof message !== 'string') return { error: 'message must be a string' };
-  return { name, chat, message };
-}
-
-function system(ws, message) {
-  ws.send(JSON.stringify({ type: 'system', message }));
-}
+const { MAX_FRAME, parseFrame, system } = require('../_shared/node-express/chat-frames.js');
 
 /**
- * Serves /chat and returns the WebSocketServer (noServer: server.js routes the http.Server's
- * upgrades by path, /chat to it and /stream to stream.js).
+ * Serves /chat and returns the WebSocketServer (noServer: the shared serve.js
+ * routes the http.Server's upgrades by path, /chat to it and /stream to the shared stream).
  */
 function attachChat() {
   // permessage-deflate stays off (ws's default for a server).

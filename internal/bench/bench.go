@@ -101,9 +101,9 @@ func runEngine(ctx context.Context, addr, path string, serverPid, conns int, d t
 	sp := probe.Start(serverPid, start, 250*time.Millisecond)
 	cp := probe.StartAlone(os.Getpid(), start, 250*time.Millisecond)
 	load.ClosedLoop{Tag: "bench", Request: load.Request{Path: path}, Connections: conns, Duration: d, Timeout: 10 * time.Second}.
-		Run(ctx, doer, rec, time.Second)
+		Run(ctx, load.Target{Addr: addr, HTTP: doer}, rec)
 	el := time.Since(start)
-	server, client := probe.Summarise(sp.Stop(), 0, 0), probe.Summarise(cp.Stop(), 0, 0)
+	server, client := results.UsageOf(sp.Stop(), 0, 0), results.UsageOf(cp.Stop(), 0, 0)
 	t := rec.Results()[0]
 	return Round{Client: "arena", RPS: float64(t.Status["2xx"]) / el.Seconds(), ClientCPU: client.CPUPctMean,
 		ServerCPU: server.CPUPctMean, P99ms: results.LatencyOf(t.Service).P99}
@@ -128,7 +128,7 @@ func runWrk(ctx context.Context, wrk, addr, path string, conns int, d time.Durat
 	sp := probe.Start(serverPid, start, 250*time.Millisecond)
 	cp := probe.Start(cmd.Process.Pid, start, 250*time.Millisecond)
 	err := cmd.Wait()
-	server, client := probe.Summarise(sp.Stop(), 0, 0), probe.Summarise(cp.Stop(), 0, 0)
+	server, client := results.UsageOf(sp.Stop(), 0, 0), results.UsageOf(cp.Stop(), 0, 0)
 	if err != nil {
 		return Round{}, fmt.Errorf("wrk: %v\n%s", err, out.String())
 	}
@@ -192,7 +192,7 @@ func StallCheck(ctx context.Context, addr, path string, rate, conns int, d, stal
 		load.OpenLoop{
 			Streams:  []load.Stream{{Tag: "stall", Request: load.Request{Path: path}, Pacer: load.PerSecond(rate), Connections: conns}},
 			Duration: d, Timeout: 30 * time.Second,
-		}.Run(ctx, doer, rec, time.Second)
+		}.Run(ctx, load.Target{Addr: addr, HTTP: doer}, rec)
 		if err := <-errc; err != nil {
 			return load.TagResult{}, err
 		}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"sync"
@@ -118,13 +119,20 @@ func ChatCostRun(ctx context.Context, addr string, rooms, users, messages int, p
 	rec := load.NewRecorder(time.Now(), nil)
 	cpu0 := selfCPUSeconds()
 	start := time.Now()
-	if err := l.Run(ctx, addr, rec); err != nil {
+	figures, err := l.Run(ctx, load.Target{Addr: addr}, rec)
+	if err != nil {
 		return ChatCost{}, err
 	}
-	el := time.Since(start).Seconds() - l.JoinWait.Seconds()
+	// the join wait before the first send and the grace after the last delivery are no work
+	el := time.Since(start).Seconds() - l.JoinWait.Seconds() - chat.DefaultGrace.Seconds()
 	cpu := selfCPUSeconds() - cpu0
 	r := rec.Results()[0]
-	c := ChatCost{Rooms: rooms, Users: users, Messages: messages, Deliveries: r.Completed, Faults: r.Errors,
+	faults := r.Errors // transport failures, and what the deliveries got wrong
+	var cell results.Cell
+	if figures != nil && cell.PutFigures(figures) == nil {
+		maps.Copy(faults, cell.Faults)
+	}
+	c := ChatCost{Rooms: rooms, Users: users, Messages: messages, Deliveries: r.Completed, Faults: faults,
 		Seconds: el, ClientCPUSeconds: cpu, Latency: results.LatencyOf(r.Response)}
 	if r.Completed > 0 {
 		c.MicrosPerDelivery = cpu * 1e6 / float64(r.Completed)

@@ -30,10 +30,11 @@ func StreamCostRun(ctx context.Context, addr string, clients, size int, d time.D
 	l := stream.Load{Tag: "stream", Clients: clients, Size: size, Duration: d}
 	rec := load.NewRecorder(time.Now(), nil)
 	cpu0 := selfCPUSeconds()
-	out, err := l.Measure(ctx, addr, rec)
+	f, err := l.Run(ctx, load.Target{Addr: addr}, rec)
 	if err != nil {
 		return StreamCost{}, err
 	}
+	out := f.(*stream.Figures)
 	cpu := selfCPUSeconds() - cpu0
 	c := StreamCost{Clients: clients, Size: size, Delivered: out.Delivered, Seconds: float64(out.Delivered) / out.PerSecond,
 		PerSecond: out.PerSecond, ClientCPUSeconds: cpu, Malformed: out.Malformed, Gaps: out.Gaps}

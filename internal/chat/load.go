@@ -14,14 +14,16 @@ import (
 	"github.com/arena-lab/arena/internal/results"
 )
 
-// Delivery faults a receiver counts, as error kinds of the chat tag.
+// Transport failures a member counts, as error kinds of the chat tag; what it finds wrong
+// in the deliveries themselves goes into the figures (results.FaultLost and the rest).
 const (
-	FaultMissing    = "missing"
-	FaultDuplicated = "duplicated"
-	FaultReordered  = "out-of-order"
-	FaultConnect    = "connect"
-	FaultClosed     = "closed"
+	FaultConnect = "connect" // a member that could not join
+	FaultClosed  = "closed"  // a member the server dropped before it had every message
 )
+
+// DefaultGrace is how long a member keeps reading after its last expected message: a
+// server that sends a message twice, or another room's, is caught even when it does so last.
+const DefaultGrace = time.Second
 
 // Load is study 000's procedure: Users members in each of Rooms rooms join, wait JoinWait,
 // then each sends Messages messages every Period; a member is done when it has every
@@ -36,6 +38,14 @@ type Load struct {
 	Period   time.Duration
 	JoinWait time.Duration
 	Linger   time.Duration // how long after the last send a member waits for the rest
+	Grace    time.Duration // how long it reads on once it has them all (0: DefaultGrace)
+}
+
+func (l Load) grace() time.Duration {
+	if l.Grace > 0 {
+		return l.Grace
+	}
+	return DefaultGrace
 }
 
 // Deliveries is how many deliveries the load should see.
@@ -43,9 +53,11 @@ func (l Load) Deliveries() int64 {
 	return int64(l.Rooms) * int64(l.Users) * int64(l.Users) * int64(l.Messages)
 }
 
-// Run drives the load against addr (host:port). It returns an error only when it could not
-// start (nobody could connect); faults during the run are counted in rec.
-func (l Load) Run(ctx context.Context, addr string, rec *load.Recorder) error {
+// Run drives the load against the target and returns what the members found wrong in the
+// deliveries. It returns an error only when it could not start (nobody could connect);
+// transport failures during the run are counted in rec.
+func (l Load) Run(ctx context.Context, target load.Target, rec *load.Recorder) (results.Figures, error) {
+	addr := target.Addr
 	rec.Schedule(l.Tag, l.Deliveries())
 	members := make([]*loadMember, 0, l.Rooms*l.Users)
 	var mu sync.Mutex
@@ -60,7 +72,7 @@ func (l Load) Run(ctx context.Context, addr string, rec *load.Recorder) error {
 				defer func() { <-dials }()
 				m, err := l.connect(ctx, addr, r, u)
 				if err != nil {
-					rec.Update(l.Tag, func(st *load.TagStats) { st.Errors[FaultConnect]++ })
+					rec.Update(l.Tag, func(st *results.TagStats) { st.Errors[FaultConnect]++ })
 					return
 				}
 				mu.Lock()
@@ -71,7 +83,7 @@ func (l Load) Run(ctx context.Context, addr string, rec *load.Recorder) error {
 	}
 	wg.Wait()
 	if len(members) == 0 {
-		return fmt.Errorf("no chat member could connect to %s", addr)
+		return nil, fmt.Errorf("no chat member could connect to %s", addr)
 	}
 	start := time.Now().Add(l.JoinWait)
 	lastSend := start.Add(time.Duration(l.Messages) * l.Period)
@@ -89,25 +101,23 @@ func (l Load) Run(ctx context.Context, addr string, rec *load.Recorder) error {
 	})
 	defer stop()
 	wg.Wait()
+	// Ended early (the server died, or Ctrl-C): what never came is the outcome's doing, not
+	// a message the server lost.
+	f := &Figures{Members: len(members), CutShort: ctx.Err() != nil}
 	for _, m := range members {
 		m.c.ws.Close()
-		missing, dup, reord := m.faults(l)
-		rec.Update(l.Tag, func(st *load.TagStats) {
-			add := func(kind string, n int64) {
-				if n > 0 {
-					st.Errors[kind] += n
-				}
-			}
-			add(FaultMissing, missing)
-			add(FaultDuplicated, dup)
-			add(FaultReordered, reord)
-			if m.closedEarly {
-				st.Errors[FaultClosed]++
-			}
-		})
+		if !f.CutShort {
+			f.Lost += m.missing()
+		}
+		f.Duplicated += m.dup
+		f.Reordered += m.reord
+		f.Leaked += m.leaked
+		if m.closedEarly {
+			rec.Update(l.Tag, func(st *results.TagStats) { st.Errors[FaultClosed]++ })
+		}
 	}
-	rec.Update(l.Tag, func(st *load.TagStats) { st.Late += late.Load() })
-	return nil
+	rec.Update(l.Tag, func(st *results.TagStats) { st.Late += late.Load() })
+	return f, nil
 }
 
 // loadMember is one chat user of the load.
@@ -119,6 +129,7 @@ type loadMember struct {
 	next        []int    // per sender, the seq due next
 	got         int
 	dup, reord  int64
+	leaked      int64
 	closedEarly bool
 }
 
@@ -134,7 +145,7 @@ func (l Load) connect(ctx context.Context, addr string, room, user int) (*loadMe
 	for i := range m.seen {
 		m.seen[i] = make([]bool, l.Messages)
 	}
-	if err := c.Join(m.name, "room"+strconv.Itoa(room)); err != nil {
+	if err := c.Join(m.name, roomName(room)); err != nil {
 		c.ws.Close()
 		return nil, err
 	}
@@ -143,7 +154,7 @@ func (l Load) connect(ctx context.Context, addr string, room, user int) (*loadMe
 
 // send sends the member's messages on the schedule; each carries its seq and send time.
 func (m *loadMember) send(ctx context.Context, l Load, start time.Time, late *atomic.Int64) {
-	room := "room" + strconv.Itoa(m.room)
+	room := roomName(m.room)
 	for seq := 0; seq < l.Messages; seq++ {
 		due := start.Add(time.Duration(seq) * l.Period)
 		if wait := time.Until(due); wait > 0 {
@@ -162,85 +173,156 @@ func (m *loadMember) send(ctx context.Context, l Load, start time.Time, late *at
 	}
 }
 
-// receive reads until every message of the room has come or the deadline passes.
+// receive reads until every message of the room has come and the grace after it has passed,
+// or the deadline. Only a message's first delivery is recorded: a copy is a fault, not a
+// second delivery or a second latency.
 func (m *loadMember) receive(rec *load.Recorder, l Load, deadline time.Time) {
 	want := l.Users * l.Messages
 	_ = m.c.ws.SetReadDeadline(deadline)
-	for m.got < want {
+	for {
 		raw, err := m.c.ReadRaw()
 		now := time.Now()
 		if err != nil {
-			m.closedEarly = time.Now().Before(deadline) // the server dropped us, or Ctrl-C
+			// the grace or the deadline ends a member; before them the server dropped it, or Ctrl-C
+			m.closedEarly = m.got < want && now.Before(deadline)
 			return
 		}
-		sender, seq, sent, ok := parseDelivery(raw, m.room, l.Messages, l.Users)
-		if !ok {
-			continue // a system notice or someone else's frame: not a delivery
-		}
-		rec.RecordDelivery(l.Tag, sent, now)
+		d, kind := parseDelivery(raw, m.room, l.Messages, l.Users)
 		switch {
-		case m.seen[sender][seq]:
+		case kind == leakedFrame:
+			m.leaked++
+			continue
+		case kind != roomDelivery:
+			continue // a system notice, or a frame that is no message of the load
+		case m.seen[d.sender][d.seq]:
 			m.dup++
 			continue
-		case seq < m.next[sender]:
+		case d.seq < m.next[d.sender]:
 			m.reord++
 		}
-		m.seen[sender][seq] = true
-		m.next[sender] = max(m.next[sender], seq+1)
+		m.seen[d.sender][d.seq] = true
+		m.next[d.sender] = max(m.next[d.sender], d.seq+1)
 		m.got++
+		rec.RecordDelivery(l.Tag, d.sent, now)
+		if m.got == want {
+			_ = m.c.ws.SetReadDeadline(minTime(deadline, now.Add(l.grace())))
+		}
 	}
 }
 
-// faults counts what never came, and what came twice or out of order.
-func (m *loadMember) faults(l Load) (missing, dup, reord int64) {
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// missing counts the room's messages that never came.
+func (m *loadMember) missing() (n int64) {
 	for _, s := range m.seen {
 		for _, ok := range s {
 			if !ok {
-				missing++
+				n++
 			}
 		}
 	}
-	return missing, m.dup, m.reord
+	return n
 }
 
-// parseDelivery reads a delivered frame: the sender's index in the room, the seq and the
-// send time, from {"name":"r<room>u<user>",…,"message":"<seq> <unix ns>"}.
-func parseDelivery(raw []byte, room, messages, users int) (sender, seq int, sent time.Time, ok bool) {
-	var f struct {
-		Name    string `json:"name"`
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &f) != nil {
-		return 0, 0, time.Time{}, false
+// delivery is one message of the load as a member received it.
+type delivery struct {
+	sender, seq int
+	sent        time.Time
+}
+
+// What a frame is to a member.
+type frameKind int
+
+const (
+	otherFrame   frameKind = iota // a system notice, or no message of the load
+	roomDelivery                  // a message of the member's room
+	leakedFrame                   // a message of another room
+)
+
+// parseDelivery reads a frame a member of room received: a message of its room, from
+// {"name":"r<room>u<user>","chat":"room<room>","message":"<seq> <unix ns>"}, with the
+// sender's index in the room, the seq and the send time; or another room's message, which
+// the server should never have sent it.
+func parseDelivery(raw []byte, room, messages, users int) (delivery, frameKind) {
+	var f Frame
+	if json.Unmarshal(raw, &f) != nil || f.IsSystem() || f.Name == "" {
+		return delivery{}, otherFrame
 	}
 	prefix := "r" + strconv.Itoa(room) + "u"
-	if !strings.HasPrefix(f.Name, prefix) {
-		return 0, 0, time.Time{}, false
+	if f.Chat != roomName(room) || !strings.HasPrefix(f.Name, prefix) {
+		return delivery{}, leakedFrame
 	}
 	sender, err1 := strconv.Atoi(f.Name[len(prefix):])
 	seqText, nsText, found := strings.Cut(f.Message, " ")
 	seq, err2 := strconv.Atoi(seqText)
 	ns, err3 := strconv.ParseInt(nsText, 10, 64)
 	if !found || err1 != nil || err2 != nil || err3 != nil || sender < 0 || sender >= users || seq < 0 || seq >= messages {
-		return 0, 0, time.Time{}, false
+		return delivery{}, otherFrame
 	}
-	return sender, seq, time.Unix(0, ns), true
+	return delivery{sender: sender, seq: seq, sent: time.Unix(0, ns)}, roomDelivery
 }
 
-// Feature is the contract feature a contender needs for this load.
-func (l Load) Feature() string { return "chat" }
+func roomName(room int) string { return "room" + strconv.Itoa(room) }
 
-// Describe says what the load does, for the results.
-func (l Load) Describe() string {
-	return fmt.Sprintf("chat: %d room(s) × %d users, each joins, waits %s, then sends %d messages every %s", l.Rooms, l.Users, l.JoinWait, l.Messages, l.Period)
+var _ load.Load = Load{}
+
+// Describe says what the load does: rooms, users and messages; it needs /chat. Its length
+// is the join wait and the sending; Timeout is how long a member waits for the rest after
+// the last send.
+func (l Load) Describe() load.Description {
+	sending := l.JoinWait + time.Duration(l.Messages)*l.Period
+	return load.Description{
+		Text:     fmt.Sprintf("chat: %d room(s) × %d users, each joins, waits %s, then sends %d messages every %s", l.Rooms, l.Users, l.JoinWait, l.Messages, l.Period),
+		Streams:  []results.StreamPlan{{Tag: l.Tag, Path: "/chat", Mode: "websocket", Connections: l.Rooms * l.Users}},
+		Feature:  "chat",
+		Duration: sending,
+		Timeout:  l.Linger,
+		Expected: sending + l.grace() + 2*time.Second,
+	}
 }
 
-// Expected is the load's planned length, for the ETA.
-func (l Load) Expected() time.Duration {
-	return l.JoinWait + time.Duration(l.Messages)*l.Period + 2*time.Second
+// Kind is the key a cell keeps a chat load's figures under.
+const Kind = "chat"
+
+// Figures are what the members found wrong in the deliveries: study 000's check that every
+// member got each message of its room once and in order, and nothing else.
+type Figures struct {
+	Members    int   `json:"members"` // members that joined
+	Lost       int64 `json:"lost"`    // messages of its room a member never got
+	Duplicated int64 `json:"duplicated"`
+	Reordered  int64 `json:"out_of_order"` // came after a later message of the same sender
+	Leaked     int64 `json:"leaked"`       // another room's messages a member got
+	// CutShort: the load ended early (the server died, or Ctrl-C), so what never came is not
+	// counted as lost.
+	CutShort bool `json:"cut_short"`
 }
 
-// Stream describes the load's one tagged stream: deliveries over /chat.
-func (l Load) Stream() results.StreamPlan {
-	return results.StreamPlan{Tag: l.Tag, Path: "/chat", Mode: "websocket", Connections: l.Rooms * l.Users}
+var (
+	_ results.Figures = (*Figures)(nil)
+	_ results.Checked = (*Figures)(nil)
+)
+
+func (f *Figures) Kind() string { return Kind }
+
+// Numbers: none worth a median; the faults are summed instead.
+func (f *Figures) Numbers() map[string]float64 { return nil }
+
+// Faults are lost, duplicated, reordered and leaked messages, each counted apart.
+func (f *Figures) Faults() map[string]int64 {
+	return map[string]int64{results.FaultLost: f.Lost, results.FaultDuplicated: f.Duplicated,
+		results.FaultReordered: f.Reordered, results.FaultLeaked: f.Leaked}
+}
+
+// FiguresOf reads a cell's chat figures; false when the cell has none.
+func FiguresOf(c results.Cell) (*Figures, bool) {
+	var f Figures
+	if !c.FiguresOf(Kind, &f) {
+		return nil, false
+	}
+	return &f, true
 }

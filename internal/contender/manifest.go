@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -86,10 +87,17 @@ func Load(dir string) (*Manifest, error) {
 	return &m, nil
 }
 
+// validName is what a contender may be called: it names files, cgroups, URLs and report
+// entries, so nothing that could mean anything else in any of them.
+var validName = regexp.MustCompile(`^[a-z0-9-]+$`)
+
 func (m *Manifest) check(folder string) error {
 	var errs []error
 	if m.Name != folder {
 		errs = append(errs, fmt.Errorf("name %q must equal the folder's name %q", m.Name, folder))
+	}
+	if !validName.MatchString(m.Name) {
+		errs = append(errs, fmt.Errorf("name %q: use only a-z, 0-9 and -", m.Name))
 	}
 	if strings.TrimSpace(m.Stack) == "" {
 		errs = append(errs, errors.New("stack is empty: say which stack and version"))

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -265,5 +266,26 @@ func TestSelect(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A contender's name is [a-z0-9-]+: it names files, cgroups, URLs and report entries.
+func TestLoadRestrictsNames(t *testing.T) {
+	root := t.TempDir()
+	for _, ok := range []string{"netty", "spring-mvc-async-all", "node20", "a-1"} {
+		if _, err := Load(writeManifest(t, root, ok, validManifest(ok))); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"<img src=x onerror=window.x=1>", "Netty", "spring_mvc", "a b", "x.y", "é", "a\"b", "../x", ""} {
+		folder := strings.NewReplacer("/", "", ".", "", "\"", "").Replace(bad)
+		if folder == "" {
+			folder = "empty"
+		}
+		toml := strings.Replace(validManifest("x"), `name        = "x"`, `name        = `+strconv.Quote(bad), 1)
+		_, err := Load(writeManifest(t, root, folder, toml))
+		if err == nil || !strings.Contains(err.Error(), "use only a-z, 0-9 and -") {
+			t.Errorf("name %q: %v; want a refusal naming the rule", bad, err)
+		}
 	}
 }

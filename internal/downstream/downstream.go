@@ -7,6 +7,7 @@ package downstream
 import (
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +24,9 @@ var (
 const (
 	FailingID = 500 // /resources/data500.json answers 500
 	HangingID = 504 // /resources/data504.json answers nothing for HangFor
-	HangFor   = 10 * time.Second
+	// MalformedID answers 200 application/json with a body cut short: not the record.
+	MalformedID = 502
+	HangFor     = 10 * time.Second
 )
 
 // Server is a running downstream.
@@ -34,6 +37,9 @@ type Server struct {
 	requests    atomic.Int64
 	connections atomic.Int64
 	done        chan struct{}
+	closing     chan struct{}
+	closeOnce   sync.Once
+	closeErr    error
 }
 
 // Start listens on addr ("127.0.0.1:0" for any free port) and serves until Close.
@@ -42,7 +48,7 @@ func Start(addr string, delay time.Duration) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("downstream: %w", err)
 	}
-	s := &Server{Delay: delay, ln: ln, done: make(chan struct{})}
+	s := &Server{Delay: delay, ln: ln, done: make(chan struct{}), closing: make(chan struct{})}
 	s.srv = &fasthttp.Server{
 		Handler:                       s.handle,
 		Name:                          "arena-downstream",
@@ -66,11 +72,15 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 func (s *Server) Requests() int64    { return s.requests.Load() }
 func (s *Server) Connections() int64 { return s.connections.Load() }
 
-// Close stops listening and drops open connections.
+// Close stops listening and drops open connections; from then on a connection is refused.
+// Closing twice is closing once.
 func (s *Server) Close() error {
-	err := s.srv.Shutdown()
-	<-s.done
-	return err
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.closeErr = s.srv.Shutdown()
+		<-s.done
+	})
+	return s.closeErr
 }
 
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
@@ -86,8 +96,15 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		ctx.SetContentType("application/json")
 		ctx.SetBodyString(`{"error":"downstream failure, on purpose"}`)
 		return
+	case fmt.Sprintf("/resources/data%d.json", MalformedID):
+		ctx.SetContentType("application/json")
+		ctx.SetBody(Data1[:len(Data1)/2])
+		return
 	case fmt.Sprintf("/resources/data%d.json", HangingID):
-		time.Sleep(HangFor)
+		select { // a hang that Close ends, so that closing never waits for it
+		case <-time.After(HangFor):
+		case <-s.closing:
+		}
 		ctx.SetConnectionClose()
 		return
 	default:

@@ -7,15 +7,14 @@ import (
 
 	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/results"
-	"github.com/arena-lab/arena/internal/scenario"
 )
 
 func TestClientBound(t *testing.T) {
-	level := scenario.Level{Open: &load.OpenLoop{Streams: []load.Stream{
+	level := load.OpenLoop{Streams: []load.Stream{
 		{Tag: "fast", Pacer: load.PerSecond(10)},
 		{Tag: "probe", Pacer: load.PerSecond(1)},
 		{Tag: "bounded", Pacer: load.PerSecond(100), Connections: 4},
-	}, Duration: time.Minute}}
+	}, Duration: time.Minute}.Describe()
 	cell := func(cpu float64, late map[string]int64) results.Cell {
 		c := results.Cell{Client: results.Resources{}}
 		c.Client.Summary.CPUPctMean = cpu

@@ -3,7 +3,9 @@ package lab
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,6 +70,7 @@ func (p *Progress) Fail(err error) {
 // Begin announces n cells of about est each.
 func (p *Progress) Begin(n int, est time.Duration) {
 	p.total, p.est, p.began = n, est, time.Now()
+	p.done, p.spent = 0, 0 // a lab that runs several runs (a reproduction) begins each afresh
 	if p.w != nil {
 		fmt.Fprintf(p.w, "\n%d cell(s), about %s each: ETA %s\n", n, est.Round(time.Second), p.eta().Round(time.Second))
 	}
@@ -98,16 +101,21 @@ func (p *Progress) CellDone(i int, c results.Cell) {
 	for _, t := range c.Tags {
 		parts = append(parts, fmt.Sprintf("%s p99 %s", t.Tag, results.FormatMs(t.Response.P99)))
 	}
-	if st := c.Stream; st != nil {
-		parts = append(parts, fmt.Sprintf("%.0f msg/s delivered", st.PerSecond))
-		if st.Server != nil {
-			parts = append(parts, fmt.Sprintf("%d dropped", st.Server.Dropped))
-		}
+	for _, name := range slices.Sorted(maps.Keys(c.Numbers)) {
+		parts = append(parts, fmt.Sprintf("%s %.0f", name, c.Numbers[name]))
+	}
+	if c.Server.Summary.Samples > 0 {
 		parts = append(parts, fmt.Sprintf("RSS max %.0f MB", c.Server.Summary.RSSMBMax))
 	}
 	status := c.Outcome.Status
 	if c.ClientBound {
 		status += ", client-bound"
+	}
+	if c.Outcome.Killed {
+		status += ", killed after SIGTERM"
+	}
+	if len(c.Faults) > 0 {
+		status += ", delivery faults (" + results.FormatFaults(c.Faults) + ")"
 	}
 	fmt.Fprintf(p.w, "        %s: %s\n", status, strings.Join(parts, ", "))
 }

@@ -7,7 +7,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
+	"github.com/arena-lab/arena/internal/contender"
 )
+
+// Builder builds contenders into the lab's cache with the lab's shared settings.
+func (l *Lab) Builder() *contender.Builder {
+	return &contender.Builder{CacheDir: filepath.Join(l.Root, ".arena", "builds"), Settings: l.Settings}
+}
 
 // FindRoot locates the lab's folder (the one holding contenders/ and scenarios/):
 // $ARENA_ROOT, else the working directory or one of its parents, else the executable's.

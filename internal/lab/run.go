@@ -1,38 +1,21 @@
 package lab
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/arena-lab/arena/internal/contender"
-	"github.com/arena-lab/arena/internal/load"
-	"github.com/arena-lab/arena/internal/probe"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
-
-// Sampling periods: the probe at 4 Hz, the latency timeline and .hlog at 1 s.
-const (
-	probePeriod    = 250 * time.Millisecond
-	windowInterval = time.Second
-)
-
-// clientBusyShare of the client's cores, or lateShare of its sends, flags a cell as
-// client-bound: the client, not the server, may have set its pace.
-const (
-	clientBusyShare = 0.90
-	lateShare       = 0.01
-	minLate         = 5
-)
-
-// capHeadroomMB is what a memory cap allows beyond the heap: a runtime's own needs (code,
-// metaspace, thread stacks, direct buffers) without which a healthy server would die.
-const capHeadroomMB = 512
 
 // Lab is the experiment's fixed part: where it lives, what every contender shares, and
 // where the client and the servers run.
@@ -42,6 +25,10 @@ type Lab struct {
 	ServerCPUs []int
 	ClientCPUs []int
 	Progress   *Progress
+	// Hurry is closed when the user presses Ctrl-C a second time: a contender still running
+	// is killed at once instead of given its grace after SIGTERM, and the run saves what it
+	// has. nil: never.
+	Hurry <-chan struct{}
 }
 
 // RunOptions are one run's choices.
@@ -56,6 +43,14 @@ type RunOptions struct {
 	Port       int      // 0: a free port per start
 	RunsDir    string   // where runs/<id>/ goes
 	Command    []string
+	// Env sets contract variables for every level, over the plan's (e.g. WORKER_THREADS=11,
+	// to see what a setting changes); a contender gets only those it honours.
+	Env map[string]string
+	// ID names the run's folder (default: its start and scenario).
+	ID string
+	// Resume carries on a run stopped part-way, in its folder: its finished cells are kept
+	// and not measured again; an interrupted one is measured again.
+	Resume *results.Run
 }
 
 // ErrNothingToMeasure means every contender failed to build or verify.
@@ -72,44 +67,66 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 	if plan, err = plan.Filter(o.Levels); err != nil {
 		return nil, "", err
 	}
+	plan = plan.WithEnv(o.Env)
 	if o.Repeat < 1 {
 		o.Repeat = 1
 	}
+	for _, note := range sweepStaleCgroups() {
+		l.Progress.Note(note)
+	}
+	defer hostCgroups.restore()
 	started := time.Now()
-	id := started.Format("20060102-150405") + "-" + o.Scenario.Name()
-	dir := filepath.Join(o.RunsDir, id)
-	for _, sub := range []string{"logs", "hlog"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+	id := cmp.Or(o.ID, started.Format("20060102-150405")+"-"+o.Scenario.Name())
+	var kept []results.Cell
+	if o.Resume != nil {
+		if err := resumable(o.Resume, o.Scenario.Name(), plan.Preset, o.Options.Quick, o.Repeat); err != nil {
 			return nil, "", err
 		}
+		id, started, kept = o.Resume.ID, o.Resume.Started, finishedCells(o.Resume.Cells)
 	}
 	run := &results.Run{
-		Schema: results.SchemaVersion, ID: id, Command: o.Command, Started: started, Status: "running",
+		Schema: results.SchemaVersion, ID: id, Command: o.Command, Started: started, Status: results.RunRunning,
 		Scenario: results.ScenarioInfo{
 			Name: o.Scenario.Name(), Title: o.Scenario.Title(), Study: o.Scenario.Study(),
 			Preset: plan.Preset, Quick: o.Options.Quick, Repeat: o.Repeat, Notes: plan.Notes,
 		},
-		Env: Environment(l.Root, l.Settings, l.ServerCPUs, l.ClientCPUs),
+		Env:   Environment(l.Root, l.Settings, l.ServerCPUs, l.ClientCPUs),
+		Cells: kept,
 	}
+	if o.Resume != nil {
+		run.Command = o.Resume.Command
+		run.Env.Notes = append(run.Env.Notes, resumeNote(o.Resume, len(kept)))
+	}
+	run.Scenario.Headline = plan.Headline
+	run.Scenario.Duration, run.Scenario.Timeout = shared(plan.Levels)
 	for _, lv := range plan.Levels {
 		run.Scenario.Levels = append(run.Scenario.Levels, scenario.Describe(lv))
-		if lv.Open != nil {
-			run.Scenario.Duration, run.Scenario.Timeout = lv.Open.Duration.Seconds(), lv.Open.Timeout.Seconds()
-		} else if lv.Closed != nil {
-			run.Scenario.Duration, run.Scenario.Timeout = lv.Closed.Duration.Seconds(), lv.Closed.Timeout.Seconds()
-		}
+	}
+	// A folder of its own for every run; one the caller named (a reproduction's step, a
+	// resumed run) is the caller's to reuse.
+	var dir string
+	if o.Resume != nil || o.ID != "" {
+		dir, err = reopenRunDir(o.RunsDir, id)
+	} else {
+		run.ID, dir, err = makeRunDir(o.RunsDir, id)
+	}
+	if err != nil {
+		return l.failed(run, "", err)
 	}
 
-	measured := l.prepare(ctx, o, run, filepath.Join(dir, "logs"))
+	measured := l.prepare(ctx, o, run, filepath.Join(dir, "logs"), features(plan.Levels))
+	if o.Resume != nil {
+		run.Env.Notes = append(run.Env.Notes, rebuiltNotes(o.Resume.Contenders, run.Contenders)...)
+	}
 	if err := results.Save(run, dir); err != nil {
-		return run, dir, err
+		return l.unsaved(run, dir, err)
 	}
 	if ctx.Err() != nil {
-		return l.finish(run, dir, o.Scenario, "interrupted")
+		return l.finish(run, dir, o.Scenario, results.RunInterrupted)
 	}
 	if len(measured) == 0 {
-		_, _, _ = l.finish(run, dir, o.Scenario, "failed")
-		return run, dir, ErrNothingToMeasure
+		_, _, err := l.finish(run, dir, o.Scenario, results.RunFailed)
+		return run, dir, errors.Join(ErrNothingToMeasure, err)
 	}
 	if err := PinSelf(l.ClientCPUs); err != nil {
 		return run, dir, err
@@ -119,18 +136,28 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 	for _, lv := range plan.Levels {
 		for r := 1; r <= o.Repeat; r++ {
 			for _, m := range measured { // contenders interleaved, so drift hits them alike
-				cells = append(cells, cellPlan{m: m, level: lv, repeat: r})
+				if !hasCell(kept, m.Name, lv.Name, r) {
+					cells = append(cells, cellPlan{m: m, level: lv, repeat: r})
+				}
 			}
 		}
 	}
+	if len(cells) == 0 { // a resumed run whose every cell was already finished
+		return l.finish(run, dir, o.Scenario, results.RunComplete)
+	}
 	l.Progress.Begin(len(cells), cells[0].level.Expected()+15*time.Second)
 	broken := map[string]bool{} // contender and group whose ladder broke
+	for _, c := range kept {
+		if lv, ok := plan.Level(c.Level); ok && plan.Broken != nil && lv.Group != "" && plan.Broken(c) {
+			broken[c.Contender+"\x00"+lv.Group] = true
+		}
+	}
 	for i, c := range cells {
 		l.Progress.CellStart(i, c.String())
 		var cell results.Cell
-		switch {
-		case c.level.Driver != nil && !c.m.Has(c.level.Driver.Feature()):
-			cell = c.notRun(results.OutcomeUnsupported, fmt.Sprintf("%s does not implement %q (see its README): not measured", c.m.Name, c.level.Driver.Feature()))
+		switch feature := c.level.Feature(); {
+		case feature != "" && !c.m.Has(feature):
+			cell = c.notRun(results.OutcomeUnsupported, fmt.Sprintf("%s does not implement %q (see its README): not measured", c.m.Name, feature))
 		case broken[c.m.Name+"\x00"+c.level.Group]:
 			cell = c.notRun(results.OutcomeSkipped, "a lower level of "+c.level.Group+" already broke")
 		default:
@@ -140,24 +167,26 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 			}
 		}
 		run.Cells = append(run.Cells, cell)
+		noteUncapped(run, cell)
 		l.Progress.CellDone(i, cell)
 		if err := results.Save(run, dir); err != nil {
-			return run, dir, err
+			return l.unsaved(run, dir, err)
 		}
 		if ctx.Err() != nil {
-			return l.finish(run, dir, o.Scenario, "interrupted")
+			return l.finish(run, dir, o.Scenario, results.RunInterrupted)
 		}
 	}
-	return l.finish(run, dir, o.Scenario, "complete")
+	return l.finish(run, dir, o.Scenario, results.RunComplete)
 }
 
-// prepare builds and verifies each contender, recording both; it returns those fit to measure.
-func (l *Lab) prepare(ctx context.Context, o RunOptions, run *results.Run, logDir string) []*contender.Manifest {
-	builder := &contender.Builder{CacheDir: filepath.Join(l.Root, ".arena", "builds"), Settings: l.Settings}
+// prepare builds and verifies each contender, recording both; it returns those fit to measure:
+// those that passed the groups of checks the plan's features need.
+func (l *Lab) prepare(ctx context.Context, o RunOptions, run *results.Run, logDir string, features []string) []*contender.Manifest {
+	builder := l.Builder()
 	var measured []*contender.Manifest
 	for _, m := range o.Contenders {
 		info := results.Contender{Name: m.Name, Description: m.Description, Stack: m.Stack, Model: m.Model,
-			Runtime: m.Runtime, Knobs: m.Knobs, Notes: m.Notes, Verified: "skipped"}
+			Runtime: m.Runtime, Knobs: m.Knobs, Notes: m.Notes, Verified: results.VerifySkipped}
 		if ctx.Err() != nil {
 			run.Contenders = append(run.Contenders, info)
 			continue
@@ -166,29 +195,29 @@ func (l *Lab) prepare(ctx context.Context, o RunOptions, run *results.Run, logDi
 		b, err := builder.Build(ctx, m, o.Rebuild)
 		info.BuildHash = b.Hash
 		if err != nil {
-			info.Verified = "failed: build: " + firstLine(err.Error())
+			info.Verified = results.VerifyFailedBecause("build: " + firstLine(err.Error()))
 			l.Progress.Fail(err)
 			run.Contenders = append(run.Contenders, info)
 			continue
 		}
 		l.Progress.Done(cachedOr(b.Built, b.Duration))
-		l.Progress.Step("verify " + m.Name)
-		rep, cached, err := l.VerifyCached(ctx, m, b.Hash, logDir, o.Reverify)
+		groups := VerifyGroups(m, features)
+		rep, _, err := l.VerifyCached(ctx, m, b.Hash, logDir, o.Reverify, groups)
 		switch {
 		case err != nil:
-			info.Verified = "failed: " + err.Error()
+			info.Verified = results.VerifyFailedBecause(err.Error())
 			l.Progress.Fail(err)
-		case !rep.Passed():
-			info.Verified = "failed: " + strings.Join(rep.Failures(), "; ")
-			l.Progress.Fail(fmt.Errorf("%s does not keep the contract, so it is not measured:\n  %s", m.Name, strings.Join(rep.Failures(), "\n  ")))
+		case !rep.PassedGroups(groups...):
+			info.Verified = results.VerifyFailedBecause(strings.Join(rep.Failures(), "; "))
+			l.Progress.Fail(fmt.Errorf("%s does not keep the contract this scenario needs (%s), so it is not measured:\n  %s", m.Name, strings.Join(groups, ", "), strings.Join(rep.Failures(), "\n  ")))
 		default:
-			info.Verified = "passed"
-			measured = append(measured, m)
-			if cached {
-				l.Progress.Done("passed (this build, earlier)")
-			} else {
-				l.Progress.Done(fmt.Sprintf("passed %d checks", len(rep.Checks)))
+			// Measured: the groups this scenario needs passed. A group it does not need may
+			// have failed (a kept report of every group); verified says so.
+			info.Verified = results.VerifyPassed
+			if !rep.Passed() {
+				info.Verified = results.VerifyFailedBecause(strings.Join(rep.Failures(), "; "))
 			}
+			measured = append(measured, m)
 		}
 		run.Contenders = append(run.Contenders, info)
 	}
@@ -217,232 +246,98 @@ func (l *Lab) finish(run *results.Run, dir string, sc scenario.Scenario, status 
 	}
 	run.Summary = summary
 	run.Verdicts, run.Claims = sc.Judge(run)
-	return run, dir, results.Save(run, dir)
+	if err := results.Save(run, dir); err != nil {
+		return l.unsaved(run, dir, err)
+	}
+	return run, dir, nil
 }
 
-// cellPlan is one cell to run.
-type cellPlan struct {
-	m      *contender.Manifest
-	level  scenario.Level
-	repeat int
-}
-
-func (c cellPlan) String() string {
-	return fmt.Sprintf("%s · %s · repeat %d", c.m.Name, c.level.Name, c.repeat)
-}
-
-// notRun records a cell that was not measured, and why.
-func (c cellPlan) notRun(status, why string) results.Cell {
-	return results.Cell{Contender: c.m.Name, Level: c.level.Name, Repeat: c.repeat, Started: time.Now(),
-		Outcome: results.Outcome{Status: status, Detail: why}}
-}
-
-func (c cellPlan) file(dir, sub, ext string) string {
-	return filepath.Join(dir, sub, fmt.Sprintf("%s-%s-r%d.%s", c.m.Name, c.level.Name, c.repeat, ext))
-}
-
-// runCell starts the contender, drives the level's load while probing server and client,
-// stops the server and returns the record. It never fails: what went wrong is the outcome.
-func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) results.Cell {
-	vars := map[string]string{}
-	for k, v := range c.level.Env {
-		if c.m.Honours(k) { // a variable a contender ignores is not passed, nor reported as applied
-			vars[k] = v
+// noteUncapped says in the run's notes when a cell that asked for a memory cap got only its
+// heap's, and why: a figure of memory without the cap is no figure under it.
+func noteUncapped(run *results.Run, cell results.Cell) {
+	if m := cell.Memory; m != nil && m.By == results.MemoryByHeap {
+		note := "memory cap: no cgroup could be made, so only the runtime's heap limit held the contenders (" + m.Why + ")"
+		if !slices.Contains(run.Env.Notes, note) {
+			run.Env.Notes = append(run.Env.Notes, note)
 		}
 	}
-	cell := results.Cell{Contender: c.m.Name, Level: c.level.Name, Repeat: c.repeat, Env: vars, Started: time.Now(),
-		Outcome: results.Outcome{Status: results.OutcomeOK}}
-	var ds *SelfProc
-	if c.level.Downstream != nil {
-		var err error
-		if ds, err = StartDownstream(l.ClientCPUs, c.level.Downstream.Delay, c.file(dir, "logs", "downstream.log")); err != nil {
-			cell.Outcome = results.Outcome{Status: results.OutcomeError, Detail: err.Error()}
-			return cell
-		}
-		defer ds.Stop()
-		vars["DOWNSTREAM_URL"] = ds.URL() // every contender honours it: the contract's /data/{id}
-	}
-	in, err := contender.Start(c.m, contender.StartOptions{
-		Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Port: port, Vars: vars, LogPath: c.file(dir, "logs", "log"),
-	})
-	if err != nil {
-		cell.Outcome = results.Outcome{Status: results.OutcomeError, Detail: err.Error()}
-		return cell
-	}
-	cell.Port = in.Port
-	var cg *memCgroup
-	if c.level.MemoryCap {
-		capMB := l.Settings.HeapMB + capHeadroomMB
-		var err error
-		if cg, err = newMemCgroup(c.m.Name, capMB); err != nil {
-			cg = nil
-			cell.Memory = &results.Memory{CapMB: float64(l.Settings.HeapMB), By: "heap"}
-			l.Progress.Note("memory cap: the heap only (" + err.Error() + ")")
-		} else if err := cg.add(in.Pid()); err != nil {
-			cg.remove()
-			cg = nil
-			cell.Memory = &results.Memory{CapMB: float64(l.Settings.HeapMB), By: "heap"}
-			l.Progress.Note("memory cap: the heap only (" + err.Error() + ")")
-		} else {
-			defer cg.remove() // once the server is stopped; its record is taken before
-		}
-	}
-	if err := in.WaitReady(ctx, readyTimeout); err != nil {
-		in.Stop()
-		cell.Outcome = exitOutcome(in, results.OutcomeUnready, err.Error())
-		if ctx.Err() != nil {
-			cell.Outcome.Status = results.OutcomeInterrupted
-		}
-		return cell
-	}
-	doer := load.NewHTTPDoer(in.Addr(), 0)
-	if len(c.level.Warmup) > 0 {
-		l.Progress.Step("warm-up")
-		for _, w := range c.level.Warmup {
-			w.Run(ctx, doer, load.NewRecorder(time.Now(), nil), windowInterval)
-		}
-		doer.CloseIdle()
-		l.Progress.Done("done")
-	}
-
-	// The load stops early if the server dies: its remaining requests would only fail.
-	loadCtx, cancelLoad := context.WithCancel(ctx)
-	defer cancelLoad()
-	go func() {
-		select {
-		case <-in.Exited():
-			cancelLoad()
-		case <-loadCtx.Done():
-		}
-	}()
-
-	start := time.Now()
-	rel, _ := filepath.Rel(dir, c.file(dir, "hlog", "hlog"))
-	hl, err := load.CreateHlog(c.file(dir, "hlog", "hlog"), start, fmt.Sprintf("arena %s, %s", c, in.Addr()))
-	var sink load.IntervalSink
-	if err == nil {
-		sink, cell.Hlog = hl, rel
-		defer hl.Close()
-	}
-	rec := load.NewRecorder(start, sink)
-	serverProbe := probe.Start(in.Pid(), start, probePeriod)
-	clientProbe := probe.StartAlone(os.Getpid(), start, probePeriod)
-	var dsProbe *probe.Probe
-	if ds != nil {
-		dsProbe = probe.Start(ds.Pid(), start, probePeriod)
-	}
-	stopTicker := l.Progress.Tick(start, c.level.Expected())
-	var scheduled time.Duration
-	var driveErr error
-	switch {
-	case c.level.Open != nil:
-		c.level.Open.Run(loadCtx, doer, rec, windowInterval)
-		scheduled = c.level.Open.Duration
-	case c.level.Closed != nil:
-		c.level.Closed.Run(loadCtx, doer, rec, windowInterval)
-	case c.level.Driver != nil:
-		stopRotate := load.RotateEvery(rec, windowInterval)
-		if m, ok := c.level.Driver.(scenario.Measurer); ok {
-			cell.Stream, driveErr = m.Measure(loadCtx, in.Addr(), rec)
-		} else {
-			driveErr = c.level.Driver.Run(loadCtx, in.Addr(), rec)
-		}
-		stopRotate()
-	}
-	elapsed := time.Since(start)
-	cancelLoad()
-	stopTicker()
-	crashed := false // whether it died before the lab stopped it
-	select {
-	case <-in.Exited():
-		crashed = true
-	default:
-	}
-	serverSamples, clientSamples := serverProbe.Stop(), clientProbe.Stop()
-	if dsProbe != nil {
-		samples := dsProbe.Stop()
-		cell.Downstream = &results.Resources{Summary: probe.Summarise(samples, 0, 0), Timeline: samples, CPUs: FormatCPUs(l.ClientCPUs)}
-	}
-	doer.CloseIdle()
-	took, killed := in.Stop()
-	if cg != nil {
-		cell.Memory = cg.record()
-	}
-
-	cell.Seconds = elapsed.Seconds()
-	cell.Server = results.Resources{Summary: probe.Summarise(serverSamples, 0, 0), Timeline: serverSamples, CPUs: FormatCPUs(l.ServerCPUs)}
-	cell.Client = results.Resources{Summary: probe.Summarise(clientSamples, 0, 0), Timeline: clientSamples, CPUs: FormatCPUs(l.ClientCPUs)}
-	perSecond := elapsed
-	if scheduled > 0 {
-		perSecond = scheduled // an open loop's throughput is over its schedule, not its drain
-	}
-	for _, t := range rec.Results() {
-		cell.Tags = append(cell.Tags, tagRecord(t, perSecond))
-	}
-	cell.ClientBound, cell.ClientBoundWhy = clientBound(cell, c.level, len(l.ClientCPUs))
-	switch {
-	case crashed && (outOfMemory(in.Tail()) || cg != nil && cg.record().OOMKills > 0):
-		cell.Outcome = exitOutcome(in, results.OutcomeOutOfMemory, fmt.Sprintf("%s ran out of memory: %s during the load, %.1f s in", c.m.Name, in.Describe(), elapsed.Seconds()))
-	case crashed:
-		cell.Outcome = exitOutcome(in, results.OutcomeCrashed, fmt.Sprintf("%s %s during the load, %.1f s in", c.m.Name, in.Describe(), elapsed.Seconds()))
-	case ctx.Err() != nil:
-		cell.Outcome = results.Outcome{Status: results.OutcomeInterrupted, Detail: "stopped by the user; figures cover the part that ran"}
-	case driveErr != nil:
-		cell.Outcome = results.Outcome{Status: results.OutcomeError, Detail: driveErr.Error(), LogTail: in.Tail()}
-	case killed:
-		cell.Outcome.Detail = fmt.Sprintf("did not exit within %s of SIGTERM: killed", contender.StopGrace)
-	default:
-		cell.Outcome.Detail = fmt.Sprintf("stopped in %s", took.Round(time.Millisecond))
-	}
-	return cell
 }
 
-func exitOutcome(in *contender.Instance, status, detail string) results.Outcome {
-	o := results.Outcome{Status: status, Detail: detail, LogTail: in.Tail()}
-	if code, sig, ok := in.ExitState(); ok {
-		o.ExitCode, o.Signal = code, sig
+// makeRunDir makes runs/<id>/ with its logs and hlog folders: a folder of its own, even when
+// another run started in the same second (id-2, id-3, …).
+func makeRunDir(runsDir, id string) (string, string, error) {
+	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+		return "", "", fmt.Errorf("cannot make the runs folder %s: %w", runsDir, err)
 	}
-	return o
-}
-
-func tagRecord(t load.TagResult, over time.Duration) results.Tag {
-	out := results.Tag{
-		TagStats: t.TagStats, Timeline: t.Timeline,
-		Response: results.LatencyOf(t.Response), Service: results.LatencyOf(t.Service),
-	}
-	if over > 0 {
-		out.RPS = float64(t.Completed) / over.Seconds()
-	}
-	out.ResponseHist, _ = results.EncodeHist(t.Response) // an encoding error leaves the summary, loses only the merge
-	out.ServiceHist, _ = results.EncodeHist(t.Service)
-	return out
-}
-
-// clientBound flags a cell whose client used ≥ 90 % of its cores, or sent more than 1 %
-// (and at least minLate) of its unbounded open-loop hits late: either way the client may
-// have set the pace. Lateness is judged over all such streams together, so that one late
-// probe in a 1/s stream does not condemn a cell.
-func clientBound(cell results.Cell, level scenario.Level, clientCores int) (bool, string) {
-	var why []string
-	if busy := cell.Client.Summary.CPUPctMean; busy >= clientBusyShare*100*float64(clientCores) {
-		why = append(why, fmt.Sprintf("client CPU %.0f%% of %d core(s)", busy, clientCores))
-	}
-	if level.Open != nil {
-		var late, sent int64
-		var worst float64
-		for _, s := range level.Open.Streams {
-			if s.Connections > 0 {
-				continue // a bounded stream's lateness is the server's backlog, by design
-			}
-			for _, t := range cell.Tags {
-				if t.Tag == s.Tag {
-					late, sent, worst = late+t.Late, sent+t.Sent, max(worst, t.MaxLateMs)
-				}
+	for n := 1; n < 1000; n++ {
+		name := id
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", id, n)
+		}
+		dir := filepath.Join(runsDir, name)
+		err := os.Mkdir(dir, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("cannot make the run's folder %s: %w", dir, err)
+		}
+		for _, sub := range []string{"logs", "hlog"} {
+			if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+				return "", "", fmt.Errorf("cannot make %s: %w", filepath.Join(dir, sub), err)
 			}
 		}
-		if late >= minLate && float64(late) > lateShare*float64(sent) {
-			why = append(why, fmt.Sprintf("%d of %d sends late (max %.0f ms)", late, sent, worst))
+		return name, dir, nil
+	}
+	return "", "", fmt.Errorf("cannot make a folder for run %s in %s: 999 of that name exist", id, runsDir)
+}
+
+// reopenRunDir is the folder runs/<id>/ a caller named, with its logs and hlog folders.
+func reopenRunDir(runsDir, id string) (string, error) {
+	dir := filepath.Join(runsDir, id)
+	for _, sub := range []string{"logs", "hlog"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return "", fmt.Errorf("cannot reopen the run's folder %s: %w", dir, err)
 		}
 	}
-	return len(why) > 0, strings.Join(why, "; ")
+	return dir, nil
+}
+
+// failed ends a run that could not go on: its status says so, and err why.
+func (l *Lab) failed(run *results.Run, dir string, err error) (*results.Run, string, error) {
+	now := time.Now()
+	run.Finished, run.Status = &now, results.RunFailed
+	return run, dir, err
+}
+
+// unsaved ends a run whose results could not be saved in dir: nothing measured after this
+// could be kept either. So that nothing finished is lost, the results go to a folder under
+// the system's temporary one, and the error says where.
+func (l *Lab) unsaved(run *results.Run, dir string, err error) (*results.Run, string, error) {
+	l.failed(run, dir, nil)
+	why := fmt.Errorf("cannot save the results in %s, so the run stopped with %d cell(s) measured: %w", dir, len(run.Cells), err)
+	spare := filepath.Join(os.TempDir(), "arena-"+cmp.Or(run.ID, "run"))
+	if os.MkdirAll(spare, 0o755) == nil && results.Save(run, spare) == nil {
+		return run, spare, fmt.Errorf("%w; what was measured is kept in %s", why, spare)
+	}
+	return run, dir, why
+}
+
+// shared is the measured load's length and per-request timeout in seconds, when every level
+// has the same (0 otherwise, and for loads that have none, such as a count of requests).
+func shared(levels []scenario.Level) (duration, timeout float64) {
+	for i, lv := range levels {
+		d := lv.Load.Describe()
+		if i == 0 {
+			duration, timeout = d.Duration.Seconds(), d.Timeout.Seconds()
+			continue
+		}
+		if d.Duration.Seconds() != duration {
+			duration = 0
+		}
+		if d.Timeout.Seconds() != timeout {
+			timeout = 0
+		}
+	}
+	return duration, timeout
 }

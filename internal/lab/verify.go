@@ -2,73 +2,149 @@ package lab
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/downstream"
+	"github.com/arena-lab/arena/internal/scenario"
 	"github.com/arena-lab/arena/internal/verify"
 )
 
 // readyTimeout bounds a contender's start-up: a JVM on one pinned core takes seconds.
 const readyTimeout = 120 * time.Second
 
-// Verify checks a built contender against the contract in two starts: first with no
-// DOWNSTREAM_URL (so /data/{id} calls the contender itself, the contract's default), then
-// against the lab's downstream and its failures. Each start's exit on SIGTERM is checked.
-func (l *Lab) Verify(ctx context.Context, m *contender.Manifest, logDir string) verify.Report {
+// VerifyGroups are the groups of checks a contender gets when features are asked for: http
+// always, and each feature of the contract it implements.
+func VerifyGroups(m *contender.Manifest, features []string) []string {
+	groups := []string{verify.GroupHTTP}
+	for _, g := range verify.Groups[1:] {
+		if m.Has(g) && slices.Contains(features, g) {
+			groups = append(groups, g)
+		}
+	}
+	return groups
+}
+
+// features are the contract's features the levels' loads need.
+func features(levels []scenario.Level) []string {
+	var out []string
+	for _, lv := range levels {
+		if f := lv.Feature(); f != "" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// A verifyStart is one start of the contender under verify, with the contract variables it
+// gets and the sections of checks run against it, each in its group.
+type verifyStart struct {
+	name     string
+	log      string // the log file's part of the name
+	vars     map[string]string
+	sections []verifySection
+}
+
+type verifySection struct {
+	group  string
+	checks func(ctx context.Context, s *verify.Server) []verify.Check
+}
+
+// verifyStarts are verify's two starts. The first has the contract's defaults: no
+// DOWNSTREAM_URL (so /data/{id} calls the contender itself) and back-pressure on. The second
+// has the lab's downstream, with its failures, and BACKPRESSURE=off, which the stream
+// scenario measures: one start for both, as neither check needs the other's default.
+func verifyStarts(ds *downstream.Server) []verifyStart {
+	listeners := func(_ context.Context, s *verify.Server) []verify.Check { return []verify.Check{s.ListenersCheck()} }
+	return []verifyStart{
+		{name: "defaults", log: "self", sections: []verifySection{
+			{verify.GroupHTTP, verify.SelfChecks},
+			{verify.GroupHTTP, listeners},
+			{verify.GroupChat, verify.ChatChecks},
+			{verify.GroupStream, verify.StreamChecks},
+		}},
+		{name: "lab downstream, BACKPRESSURE=off", log: "downstream", vars: map[string]string{"DOWNSTREAM_URL": ds.URL(), "BACKPRESSURE": "off"}, sections: []verifySection{
+			{verify.GroupHTTP, listeners},
+			{verify.GroupHTTP, func(ctx context.Context, s *verify.Server) []verify.Check { return verify.DownstreamChecks(ctx, s, ds) }},
+			{verify.GroupStream, verify.StreamChecksUnbounded},
+		}},
+	}
+}
+
+// Verify checks a built contender against the contract's groups (see VerifyGroups) in two
+// starts (see verifyStarts), showing its progress section by section. Each start's exit on
+// SIGTERM is checked.
+func (l *Lab) Verify(ctx context.Context, m *contender.Manifest, logDir string, groups []string) verify.Report {
 	rep := verify.Report{Contender: m.Name}
-	ds, err := downstream.Start("127.0.0.1:0", 0)
-	if err != nil {
-		rep.Checks = append(rep.Checks, verify.Check{Name: "lab downstream", Detail: err.Error()})
+	fail := func(name, detail string) verify.Report {
+		rep.Checks = append(rep.Checks, verify.Check{Group: verify.GroupHTTP, Name: name, Detail: detail})
 		return rep
 	}
-	defer ds.Close()
-	phases := []struct {
-		name   string
-		vars   map[string]string
-		checks func(base string) []verify.Check
-	}{
-		{"self", nil, func(base string) []verify.Check {
-			checks := verify.SelfChecks(ctx, base)
-			if m.Has("chat") {
-				checks = append(checks, verify.ChatChecks(ctx, strings.TrimPrefix(base, "http://"), base)...)
-			}
-			if m.Has("stream") {
-				checks = append(checks, verify.StreamChecks(ctx, strings.TrimPrefix(base, "http://"), base)...)
-			}
-			return checks
-		}},
-		{"downstream", map[string]string{"DOWNSTREAM_URL": ds.URL()}, func(base string) []verify.Check {
-			return verify.DownstreamChecks(ctx, base, ds)
-		}},
+	ds, err := downstream.Start("127.0.0.1:0", 0)
+	if err != nil {
+		return fail("lab downstream", err.Error())
 	}
-	for _, ph := range phases {
+	defer ds.Close()
+	began := time.Now()
+	l.Progress.verifyLine("verify %s (%s)", m.Name, strings.Join(groups, ", "))
+	for _, st := range verifyStarts(ds) {
+		vars := map[string]string{}
+		for k, v := range st.vars {
+			if m.Honours(k) {
+				vars[k] = v
+			}
+		}
+		at := time.Now()
 		in, err := contender.Start(m, contender.StartOptions{
-			Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Vars: ph.vars,
-			LogPath: filepath.Join(logDir, fmt.Sprintf("verify-%s-%s.log", m.Name, ph.name)),
+			Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Vars: vars,
+			LogPath: filepath.Join(logDir, fmt.Sprintf("verify-%s-%s.log", m.Name, st.log)),
 		})
 		if err != nil {
-			rep.Checks = append(rep.Checks, verify.Check{Name: "start (" + ph.name + ")", Detail: err.Error()})
-			return rep
+			return fail("start ("+st.name+")", err.Error())
 		}
 		if err := in.WaitReady(ctx, readyTimeout); err != nil {
 			in.Stop()
-			rep.Checks = append(rep.Checks, verify.Check{Name: "ready (" + ph.name + ")", Detail: fmt.Sprintf("%v; last output:\n%s", err, tail(in.Tail(), 10))})
-			return rep
+			return fail("ready ("+st.name+")", fmt.Sprintf("%v; last output:\n%s", err, tail(in.Tail(), 10)))
 		}
-		rep.Checks = append(rep.Checks, verify.Check{Name: "ready (" + ph.name + ")", OK: true})
-		rep.Checks = append(rep.Checks, ph.checks("http://"+in.Addr())...)
-		rep.Checks = append(rep.Checks, stopCheck(in, ph.name))
+		srv, err := verify.NewServer(in.Addr(), in.Pid())
+		if err != nil {
+			in.Stop()
+			return fail("ready ("+st.name+")", err.Error())
+		}
+		rep.Checks = append(rep.Checks, verify.Check{Group: verify.GroupHTTP, Name: "ready (" + st.name + ")", OK: true, Took: time.Since(at)})
+		l.Progress.verifyLine("  start (%s): ready in %s", st.name, time.Since(at).Round(100*time.Millisecond))
+		for _, sec := range st.sections {
+			if !slices.Contains(groups, sec.group) || ctx.Err() != nil {
+				continue
+			}
+			at := time.Now()
+			checks := sec.checks(ctx, srv)
+			rep.Checks = append(rep.Checks, checks...)
+			part := verify.Report{Checks: checks}
+			l.Progress.verifyLine("  %s (%s)", part.Tally(sec.group), time.Since(at).Round(100*time.Millisecond))
+		}
+		rep.Checks = append(rep.Checks, stopCheck(in, st.name))
 		if ctx.Err() != nil {
 			return rep
 		}
 	}
+	l.Progress.verifyLine("verify %s: %s (%s)", m.Name, rep.Summary(), time.Since(began).Round(time.Second))
 	return rep
+}
+
+// verifyLine prints a line of verify's progress: verify is minutes of a first run.
+func (p *Progress) verifyLine(format string, args ...any) {
+	if p != nil && p.w != nil {
+		fmt.Fprintf(p.w, "  "+format+"\n", args...)
+	}
 }
 
 // stopCheck stops the instance with a slow request pending (a graceful shutdown that
@@ -80,42 +156,48 @@ func stopCheck(in *contender.Instance, phase string) verify.Check {
 	}()
 	time.Sleep(200 * time.Millisecond)
 	took, killed := in.Stop()
-	c := verify.Check{Name: "exits within 10 s of SIGTERM (" + phase + ")", OK: !killed, Took: took}
+	c := verify.Check{Group: verify.GroupHTTP, Name: "exits within 10 s of SIGTERM (" + phase + ")", OK: !killed, Took: took}
 	if killed {
 		c.Detail = fmt.Sprintf("still running %s after SIGTERM: killed", contender.StopGrace)
 	}
 	return c
 }
 
-// verifiedStamp remembers that a build passed verify: the same build need not be proven
-// again until its sources change (or --reverify).
+// verifiedStamp is where a build's verify report is kept: keyed on the build, the start
+// command and the check list's version, so that a new start command or a new check verifies
+// the build again.
 func (l *Lab) verifiedStamp(m *contender.Manifest, hash string) string {
-	return filepath.Join(l.Root, ".arena", "verified", m.Name+"-"+hash+".json")
+	return filepath.Join(l.Root, ".arena", "verified", m.Name+"-"+stampKey(hash, m.Start, verify.Version)+".json")
 }
 
-// VerifyCached verifies unless this build already passed.
-func (l *Lab) VerifyCached(ctx context.Context, m *contender.Manifest, hash, logDir string, again bool) (verify.Report, bool, error) {
+func stampKey(hash, start string, version int) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "build=%s\nstart=%s\nverify=%d\n", hash, start, version))
+	return hex.EncodeToString(sum[:8])
+}
+
+// VerifyCached verifies the groups unless this build's kept report already passed them (or
+// again is set); a finished report is kept whatever its outcome, as it tells which groups
+// passed. cached says the report is the kept one.
+func (l *Lab) VerifyCached(ctx context.Context, m *contender.Manifest, hash, logDir string, again bool, groups []string) (rep verify.Report, cached bool, err error) {
 	stamp := l.verifiedStamp(m, hash)
 	if !again {
 		if raw, err := os.ReadFile(stamp); err == nil {
-			var rep verify.Report
-			if json.Unmarshal(raw, &rep) == nil && rep.Passed() {
-				return rep, true, nil
+			var kept verify.Report
+			if json.Unmarshal(raw, &kept) == nil && kept.PassedGroups(groups...) {
+				l.Progress.verifyLine("verify %s: this build passed earlier: %s", m.Name, kept.Summary())
+				return kept, true, nil
 			}
 		}
 	}
-	rep := l.Verify(ctx, m, logDir)
+	rep = l.Verify(ctx, m, logDir, groups)
 	if ctx.Err() != nil {
 		return rep, false, ctx.Err()
 	}
-	if rep.Passed() {
-		_ = os.MkdirAll(filepath.Dir(stamp), 0o755)
-		raw, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(stamp, raw, 0o644); err != nil {
-			return rep, false, err
-		}
+	if err := os.MkdirAll(filepath.Dir(stamp), 0o755); err != nil {
+		return rep, false, err
 	}
-	return rep, false, nil
+	raw, _ := json.MarshalIndent(rep, "", "  ")
+	return rep, false, os.WriteFile(stamp, raw, 0o644)
 }
 
 func tail(lines []string, n int) string {

@@ -2,9 +2,14 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/arena-lab/arena/internal/results"
 )
+
+var _ Load = OpenLoop{}
 
 // Stream is one tagged constant-arrival stream of an open loop.
 type Stream struct {
@@ -24,11 +29,24 @@ type OpenLoop struct {
 	Timeout  time.Duration // per request, from its actual send
 	// LateAfter is how far past its intended time a send may leave before it counts late.
 	LateAfter time.Duration
+	// Drain is how long the last answers should take after the last send, for the ETA.
+	Drain time.Duration
 }
 
-// Run drives the streams until every scheduled hit has been sent and answered or timed
-// out, or ctx ends. It records into rec and rotates rec's windows every interval.
-func (o OpenLoop) Run(ctx context.Context, doer Doer, rec *Recorder, interval time.Duration) {
+// Describe: the streams, each at its pacer's rate.
+func (o OpenLoop) Describe() Description {
+	d := Description{Text: fmt.Sprintf("open loop, %s, request timeout %s", o.Duration, o.Timeout),
+		Duration: o.Duration, Timeout: o.Timeout, Expected: o.Duration + o.Drain, Paced: true}
+	for _, s := range o.Streams {
+		d.Streams = append(d.Streams, results.StreamPlan{Tag: s.Tag, Path: s.Request.Path, Mode: "open", Rate: s.Pacer.Rate(), Connections: s.Connections})
+	}
+	return d
+}
+
+// Run drives the streams over target.HTTP until every scheduled hit has been sent and
+// answered or timed out, or ctx ends.
+func (o OpenLoop) Run(ctx context.Context, target Target, rec *Recorder) (results.Figures, error) {
+	doer := target.HTTP
 	lateAfter := o.LateAfter
 	if lateAfter <= 0 {
 		lateAfter = time.Millisecond
@@ -37,8 +55,6 @@ func (o OpenLoop) Run(ctx context.Context, doer Doer, rec *Recorder, interval ti
 	for _, s := range o.Streams {
 		rec.Schedule(s.Tag, HitsWithin(s.Pacer, o.Duration))
 	}
-	stopRotate := RotateEvery(rec, interval)
-	defer stopRotate()
 
 	var inflight sync.WaitGroup
 	var pacers sync.WaitGroup
@@ -84,6 +100,7 @@ func (o OpenLoop) Run(ctx context.Context, doer Doer, rec *Recorder, interval ti
 	}
 	pacers.Wait()
 	waitOrDone(ctx, &inflight)
+	return nil, nil
 }
 
 // schedule calls send at each hit's intended time within [0, d) of start, until ctx ends.

@@ -6,43 +6,9 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/arena-lab/arena/internal/results"
 )
-
-// Histograms hold nanoseconds, from 1 µs to one hour at 3 significant digits, the
-// convention HdrHistogram's .hlog tools expect.
-const (
-	histLowest  = int64(time.Microsecond)
-	histHighest = int64(time.Hour)
-	histDigits  = 3
-)
-
-// NewHistogram returns an empty latency histogram in the engine's units.
-func NewHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(histLowest, histHighest, histDigits)
-}
-
-// Window summarises one interval of a tag's responses, by completion time.
-type Window struct {
-	T      float64 `json:"t"`      // seconds since the run started, at the window's end
-	Count  int64   `json:"count"`  // responses completed in the window
-	Errors int64   `json:"errors"` // transport errors and non-2xx in the window
-	P50    float64 `json:"p50_ms"`
-	P90    float64 `json:"p90_ms"`
-	P99    float64 `json:"p99_ms"`
-	Max    float64 `json:"max_ms"`
-}
-
-// TagStats are the counters of one tag.
-type TagStats struct {
-	Tag       string           `json:"tag"`
-	Scheduled int64            `json:"scheduled"` // hits the schedule intended (open loop)
-	Sent      int64            `json:"sent"`
-	Completed int64            `json:"completed"` // responses with any status
-	Late      int64            `json:"late"`      // sends later than LateAfter past their intended time
-	MaxLateMs float64          `json:"max_late_ms"`
-	Status    map[string]int64 `json:"status"` // "2xx", "4xx", …
-	Errors    map[string]int64 `json:"errors"` // transport errors by kind
-}
 
 // IntervalSink receives each closed window's histogram (e.g. an .hlog writer).
 type IntervalSink interface {
@@ -63,13 +29,13 @@ type Recorder struct {
 
 type tagRecord struct {
 	mu          sync.Mutex
-	stats       TagStats
+	stats       results.TagStats
 	response    *hdrhistogram.Histogram
 	service     *hdrhistogram.Histogram
 	window      *hdrhistogram.Histogram
 	windowErrs  int64
 	windowStart time.Time
-	timeline    []Window
+	timeline    []results.Window
 }
 
 // NewRecorder starts a recorder whose timeline counts from start. sink may be nil.
@@ -86,10 +52,10 @@ func (r *Recorder) tag(name string) *tagRecord {
 	t := r.tags[name]
 	if t == nil {
 		t = &tagRecord{
-			stats:       TagStats{Tag: name, Status: map[string]int64{}, Errors: map[string]int64{}},
-			response:    NewHistogram(),
-			service:     NewHistogram(),
-			window:      NewHistogram(),
+			stats:       results.TagStats{Tag: name, Status: map[string]int64{}, Errors: map[string]int64{}},
+			response:    results.NewHistogram(),
+			service:     results.NewHistogram(),
+			window:      results.NewHistogram(),
 			windowStart: r.start,
 		}
 		r.tags[name] = t
@@ -144,11 +110,11 @@ func (r *Recorder) Record(tag string, intended, sent, done time.Time, out Outcom
 }
 
 func record(h *hdrhistogram.Histogram, v int64) {
-	if v < histLowest {
-		v = histLowest
+	if v < results.HistLowest {
+		v = results.HistLowest
 	}
-	if v > histHighest {
-		v = histHighest
+	if v > results.HistHighest {
+		v = results.HistHighest
 	}
 	_ = h.RecordValue(v) // in range by the clamps above
 }
@@ -191,7 +157,7 @@ func (r *Recorder) RecordLatencies(tag string, lats []time.Duration) {
 
 // Update changes a tag's counters under its lock, for loads whose outcomes are not HTTP
 // answers (e.g. chat deliveries missing or out of order).
-func (r *Recorder) Update(tag string, f func(*TagStats)) {
+func (r *Recorder) Update(tag string, f func(*results.TagStats)) {
 	t := r.tag(tag)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -209,10 +175,10 @@ func (r *Recorder) Rotate(now time.Time) error {
 		w := t.window
 		errs := t.windowErrs
 		wStart := t.windowStart
-		t.window = NewHistogram()
+		t.window = results.NewHistogram()
 		t.windowErrs = 0
 		t.windowStart = now
-		win := Window{
+		win := results.Window{
 			T:      now.Sub(r.start).Seconds(),
 			Count:  w.TotalCount(),
 			Errors: errs,
@@ -244,10 +210,10 @@ func (r *Recorder) Tags() []string {
 
 // TagResult is everything recorded for one tag.
 type TagResult struct {
-	TagStats
+	results.TagStats
 	Response *hdrhistogram.Histogram
 	Service  *hdrhistogram.Histogram
-	Timeline []Window
+	Timeline []results.Window
 }
 
 // Results returns a copy of every tag's record, sorted by tag order of first use.
@@ -263,7 +229,7 @@ func (r *Recorder) Results() []TagResult {
 			TagStats: st,
 			Response: hdrhistogram.Import(t.response.Export()),
 			Service:  hdrhistogram.Import(t.service.Export()),
-			Timeline: append([]Window(nil), t.timeline...),
+			Timeline: append([]results.Window(nil), t.timeline...),
 		})
 		t.mu.Unlock()
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/results"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
@@ -36,7 +38,7 @@ func TestRecorderCountsStatusErrorsAndTimeouts(t *testing.T) {
 
 // Repeats are combined by merging their histograms, never by averaging percentiles.
 func TestHistogramMergeIsNotAnAverageOfPercentiles(t *testing.T) {
-	a, b := NewHistogram(), NewHistogram()
+	a, b := results.NewHistogram(), results.NewHistogram()
 	for i := 0; i < 990; i++ {
 		_ = a.RecordValue(int64(time.Millisecond))
 	}
@@ -47,7 +49,7 @@ func TestHistogramMergeIsNotAnAverageOfPercentiles(t *testing.T) {
 		_ = b.RecordValue(int64(time.Millisecond))
 	}
 	avgOfP99 := (a.ValueAtQuantile(99.6) + b.ValueAtQuantile(99.6)) / 2
-	m := NewHistogram()
+	m := results.NewHistogram()
 	m.Merge(a)
 	m.Merge(b)
 	if m.TotalCount() != 2000 {

@@ -85,10 +85,10 @@ func TestOpenLoopMeasuresAStallFromIntendedTimes(t *testing.T) {
 	start := time.Now()
 	doer := &stallDoer{stallFrom: start.Add(500 * time.Millisecond), stallUntil: start.Add(500*time.Millisecond + stall)}
 	rec := NewRecorder(start, nil)
-	OpenLoop{
+	drive(context.Background(), OpenLoop{
 		Streams:  []Stream{{Tag: "t", Request: Request{Path: "/"}, Pacer: PerSecond(400), Connections: 4}},
 		Duration: d, Timeout: 5 * time.Second,
-	}.Run(context.Background(), doer, rec, 100*time.Millisecond)
+	}, doer, rec, 100*time.Millisecond)
 	r := rec.Results()[0]
 	if r.Sent != 800 || r.Scheduled != 800 {
 		t.Fatalf("sent %d of %d scheduled; want 800 of 800", r.Sent, r.Scheduled)
@@ -120,13 +120,13 @@ func TestOpenLoopUnboundedSendsOnTimeAndCountsErrors(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		return Outcome{Status: 503}
 	})
-	OpenLoop{
+	drive(context.Background(), OpenLoop{
 		Streams: []Stream{
 			{Tag: "slow", Request: Request{Path: "/slow"}, Pacer: PerSecond(100)},
 			{Tag: "bad", Request: Request{Path: "/bad"}, Pacer: PerSecond(20)},
 		},
 		Duration: 500 * time.Millisecond, Timeout: time.Second, LateAfter: 20 * time.Millisecond,
-	}.Run(context.Background(), doer, rec, time.Second)
+	}, doer, rec, time.Second)
 	res := map[string]TagResult{}
 	for _, r := range rec.Results() {
 		res[r.Tag] = r
@@ -145,8 +145,8 @@ func (f doerFunc) Do(_ context.Context, r Request, _ time.Duration) Outcome { re
 
 func TestClosedLoopStopsAtItsCount(t *testing.T) {
 	rec := NewRecorder(time.Now(), nil)
-	ClosedLoop{Tag: "c", Request: Request{Path: "/"}, Connections: 8, Requests: 1000, Duration: 10 * time.Second, Timeout: time.Second}.
-		Run(context.Background(), doerFunc(func(Request) Outcome { return Outcome{Status: 200} }), rec, time.Second)
+	drive(context.Background(), ClosedLoop{Tag: "c", Request: Request{Path: "/"}, Connections: 8, Requests: 1000, Duration: 10 * time.Second, Timeout: time.Second},
+		doerFunc(func(Request) Outcome { return Outcome{Status: 200} }), rec, time.Second)
 	if got := rec.Results()[0].Sent; got != 1000 {
 		t.Fatalf("sent %d; want exactly 1000", got)
 	}
@@ -155,8 +155,8 @@ func TestClosedLoopStopsAtItsCount(t *testing.T) {
 func TestClosedLoopStopsAtItsDuration(t *testing.T) {
 	start := time.Now()
 	rec := NewRecorder(start, nil)
-	ClosedLoop{Tag: "c", Request: Request{Path: "/"}, Connections: 2, Duration: 200 * time.Millisecond, Timeout: time.Second}.
-		Run(context.Background(), doerFunc(func(Request) Outcome { time.Sleep(10 * time.Millisecond); return Outcome{Status: 200} }), rec, time.Second)
+	drive(context.Background(), ClosedLoop{Tag: "c", Request: Request{Path: "/"}, Connections: 2, Duration: 200 * time.Millisecond, Timeout: time.Second},
+		doerFunc(func(Request) Outcome { time.Sleep(10 * time.Millisecond); return Outcome{Status: 200} }), rec, time.Second)
 	if el := time.Since(start); el > time.Second {
 		t.Fatalf("ran %v; want about 200ms", el)
 	}
@@ -169,11 +169,18 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	OpenLoop{
+	drive(ctx, OpenLoop{
 		Streams:  []Stream{{Tag: "t", Request: Request{Path: "/"}, Pacer: PerSecond(10)}},
 		Duration: time.Minute, Timeout: time.Minute,
-	}.Run(ctx, doerFunc(func(Request) Outcome { time.Sleep(time.Minute); return Outcome{} }), NewRecorder(start, nil), time.Second)
+	}, doerFunc(func(Request) Outcome { time.Sleep(time.Minute); return Outcome{} }), NewRecorder(start, nil), time.Second)
 	if el := time.Since(start); el > 2*time.Second {
 		t.Fatalf("Run returned after %v; want soon after cancel", el)
 	}
+}
+
+// drive runs a load over doer as the lab does: windows rotated every interval around it.
+func drive(ctx context.Context, l Load, doer Doer, rec *Recorder, interval time.Duration) {
+	stop := RotateEvery(rec, interval)
+	defer stop()
+	_, _ = l.Run(ctx, Target{HTTP: doer}, rec)
 }

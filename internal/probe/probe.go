@@ -13,37 +13,15 @@ import (
 	"time"
 
 	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/arena-lab/arena/internal/results"
 )
 
-// Sample is the whole tree at one instant; rates cover the period since the last sample.
-type Sample struct {
-	T          float64 `json:"t"`        // seconds since the run's start
-	CPUPct     float64 `json:"cpu_pct"`  // user+system, % of one core
-	UserPct    float64 `json:"user_pct"` // % of one core
-	SysPct     float64 `json:"sys_pct"`
-	RSSMB      float64 `json:"rss_mb"`
-	Threads    int32   `json:"threads"`
-	Procs      int     `json:"procs"`
-	FDs        int32   `json:"fds"`
-	VolCSPerS  float64 `json:"vol_cs_per_s"`   // voluntary context switches per second
-	InvCSPerS  float64 `json:"invol_cs_per_s"` // involuntary context switches per second
-	cpuSeconds [2]float64
-	switches   [2]int64
-}
-
-// Summary condenses a series of samples.
-type Summary struct {
-	CPUPctMean    float64 `json:"cpu_pct_mean"`
-	CPUPctMax     float64 `json:"cpu_pct_max"`
-	UserSeconds   float64 `json:"user_s"`
-	SystemSeconds float64 `json:"system_s"`
-	RSSMBMean     float64 `json:"rss_mb_mean"`
-	RSSMBMax      float64 `json:"rss_mb_max"`
-	ThreadsMax    int32   `json:"threads_max"`
-	FDsMax        int32   `json:"fds_max"`
-	VolCS         int64   `json:"vol_cs"`
-	InvolCS       int64   `json:"invol_cs"`
-	Samples       int     `json:"samples"`
+// raw is a sample with the cumulative counters its rates are computed from.
+type raw struct {
+	results.Sample
+	cpuSeconds [2]float64 // user, system
+	switches   [2]int64   // voluntary, involuntary
 }
 
 // Probe samples one process (and, for a tree, its descendants) until stopped.
@@ -53,9 +31,19 @@ type Probe struct {
 	start   time.Time
 	period  time.Duration
 	mu      sync.Mutex
-	samples []Sample
+	samples []results.Sample
+	exits   []Exit
 	stop    context.CancelFunc
 	done    chan struct{}
+}
+
+// Exit is a descendant of the root that died while the probe watched: a process of a server's
+// tree gone while the server lives on (a cluster's worker, say, even if its primary makes
+// another).
+type Exit struct {
+	Pid  int32
+	Name string  // its command, as /proc knew it
+	T    float64 // seconds since start, when the probe saw it gone
 }
 
 // Start samples pid and its descendants (a server's whole tree) every period, with times
@@ -80,9 +68,14 @@ func (p *Probe) loop(ctx context.Context) {
 	defer close(p.done)
 	t := time.NewTicker(p.period)
 	defer t.Stop()
-	var prev *Sample
+	var prev *raw
 	var prevAt time.Time
 	tree := newTree(p.root, p.tree)
+	tree.died = func(pid int32, name string) {
+		p.mu.Lock()
+		p.exits = append(p.exits, Exit{Pid: pid, Name: name, T: time.Since(p.start).Seconds()})
+		p.mu.Unlock()
+	}
 	for final := false; ; {
 		now := time.Now()
 		if s, ok := tree.sample(context.Background()); ok {
@@ -95,7 +88,7 @@ func (p *Probe) loop(ctx context.Context) {
 				s.VolCSPerS = nonNeg(float64(s.switches[0]-prev.switches[0])) / dt
 				s.InvCSPerS = nonNeg(float64(s.switches[1]-prev.switches[1])) / dt
 				p.mu.Lock()
-				p.samples = append(p.samples, s)
+				p.samples = append(p.samples, s.Sample)
 				p.mu.Unlock()
 			}
 			prev, prevAt = &s, now
@@ -114,63 +107,45 @@ func (p *Probe) loop(ctx context.Context) {
 }
 
 // Stop ends sampling and returns the samples taken.
-func (p *Probe) Stop() []Sample {
+func (p *Probe) Stop() []results.Sample {
 	p.stop()
 	<-p.done
 	return p.Samples()
 }
 
-// Samples returns the samples so far.
-func (p *Probe) Samples() []Sample {
+// Exits returns the descendants seen to die so far (never the root: its end is its
+// parent's to see).
+func (p *Probe) Exits() []Exit {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]Sample(nil), p.samples...)
+	return append([]Exit(nil), p.exits...)
 }
 
-// Summarise condenses samples taken between from and to seconds (to ≤ 0: to the end).
-func Summarise(samples []Sample, from, to float64) Summary {
-	var s Summary
-	var cpuSum, rssSum float64
-	for i, x := range samples {
-		if x.T < from || (to > 0 && x.T > to) {
-			continue
-		}
-		s.Samples++
-		cpuSum += x.CPUPct
-		rssSum += x.RSSMB
-		s.CPUPctMax = max(s.CPUPctMax, x.CPUPct)
-		s.RSSMBMax = max(s.RSSMBMax, x.RSSMB)
-		s.ThreadsMax = max(s.ThreadsMax, x.Threads)
-		s.FDsMax = max(s.FDsMax, x.FDs)
-		if i > 0 {
-			dt := x.T - samples[i-1].T
-			s.UserSeconds += x.UserPct / 100 * dt
-			s.SystemSeconds += x.SysPct / 100 * dt
-			s.VolCS += int64(x.VolCSPerS * dt)
-			s.InvolCS += int64(x.InvCSPerS * dt)
-		}
-	}
-	if s.Samples > 0 {
-		s.CPUPctMean = cpuSum / float64(s.Samples)
-		s.RSSMBMean = rssSum / float64(s.Samples)
-	}
-	return s
+// Samples returns the samples so far.
+func (p *Probe) Samples() []results.Sample {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]results.Sample(nil), p.samples...)
 }
 
 func nonNeg(v float64) float64 { return max(v, 0) }
 
 // tree tracks the root's descendants; it rescans for them every second, not every sample,
-// because a scan reads all of /proc and the probe runs on the client's CPU.
+// because a scan reads all of /proc and the probe runs on the client's CPU. Between scans it
+// keeps the set of descendants it has seen: one missing from the next scan that is no more
+// (or a zombie) died, and is reported to died.
 type tree struct {
 	root     int32
 	walk     bool // false: the root alone
 	members  []*process.Process
 	scanned  time.Time
 	rescanIn time.Duration
+	known    map[int32]string // descendants seen, by pid, with their command
+	died     func(pid int32, name string)
 }
 
 func newTree(root int32, walk bool) *tree {
-	return &tree{root: root, walk: walk, rescanIn: time.Second}
+	return &tree{root: root, walk: walk, rescanIn: time.Second, known: map[int32]string{}}
 }
 
 func (t *tree) refresh(ctx context.Context) bool {
@@ -184,17 +159,60 @@ func (t *tree) refresh(ctx context.Context) bool {
 	members := []*process.Process{rootProc}
 	for i := 0; t.walk && i < len(members); i++ {
 		kids, _ := members[i].ChildrenWithContext(ctx) // none is not an error here
-		members = append(members, kids...)
+		for _, k := range kids {
+			if alive(k.Pid) {
+				members = append(members, k)
+			}
+		}
 	}
 	t.members, t.scanned = members, time.Now()
+	t.diff(members[1:])
 	return true
 }
 
-func (t *tree) sample(ctx context.Context) (Sample, bool) {
-	if !t.refresh(ctx) {
-		return Sample{}, false
+// diff compares the descendants of a scan with those seen before: one gone that is no longer
+// alive died (one merely moved out of the tree, by a double fork, lives on and is no death).
+func (t *tree) diff(descendants []*process.Process) {
+	now := map[int32]bool{}
+	for _, m := range descendants {
+		now[m.Pid] = true
+		if _, seen := t.known[m.Pid]; !seen {
+			t.known[m.Pid] = command(m.Pid)
+		}
 	}
-	var s Sample
+	for pid, name := range t.known {
+		if now[pid] {
+			continue
+		}
+		delete(t.known, pid)
+		if !alive(pid) && t.died != nil {
+			t.died(pid, name)
+		}
+	}
+}
+
+// alive says whether pid exists and is no zombie.
+func alive(pid int32) bool {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(int(pid)), "stat"))
+	if err != nil {
+		return false
+	}
+	// the state follows the command, which is in parentheses and may hold anything
+	i := bytes.LastIndexByte(raw, ')')
+	return i < 0 || i+2 >= len(raw) || raw[i+2] != 'Z'
+}
+
+// command is a process's command name, "" once it is gone.
+func command(pid int32) string {
+	raw, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(int(pid)), "comm"))
+	return string(bytes.TrimSpace(raw))
+}
+
+func (t *tree) sample(ctx context.Context) (raw, bool) {
+	if !t.refresh(ctx) {
+		return raw{}, false
+	}
+	var s raw
 	alive := 0
 	for _, m := range t.members {
 		times, err := m.TimesWithContext(ctx)

@@ -3,14 +3,18 @@
 package results
 
 import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
-
-	"github.com/arena-lab/arena/internal/load"
-	"github.com/arena-lab/arena/internal/probe"
 )
 
 // SchemaVersion names the shape of results.json; it changes when a field changes meaning.
-const SchemaVersion = "arena.results/v1"
+// v2 keeps what a load measured beyond latency in a cell's figures and numbers (v1 had a
+// stream-shaped field); Load reads v1 files and moves that field where v2 keeps it.
+const SchemaVersion = "arena.results/v2"
 
 // Run is one invocation of `arena run`: every cell it measured and what they add up to.
 type Run struct {
@@ -19,7 +23,7 @@ type Run struct {
 	Command    []string      `json:"command"`
 	Started    time.Time     `json:"started"`
 	Finished   *time.Time    `json:"finished,omitempty"`
-	Status     string        `json:"status"` // running | complete | interrupted | failed
+	Status     string        `json:"status"` // one of the Run* statuses
 	Scenario   ScenarioInfo  `json:"scenario"`
 	Env        Environment   `json:"environment"`
 	Contenders []Contender   `json:"contenders"`
@@ -29,33 +33,78 @@ type Run struct {
 	Claims     []Claim       `json:"claims"`   // the study's conclusions, judged
 }
 
+// Interference is what ran on the lab's CPUs besides the lab during a cell's load, in % of
+// their capacity.
+type Interference struct {
+	ServerOtherPct float64 `json:"server_other_pct"` // the server's CPUs: work outside the contender's tree
+	ServerStealPct float64 `json:"server_steal_pct"` // the server's CPUs: stolen by the hypervisor
+	ClientOtherPct float64 `json:"client_other_pct"` // the client's CPUs: work other than arena's and its downstream's, steal included
+}
+
+// Run statuses: a run is running until it ends complete, interrupted (Ctrl-C, with every
+// finished cell kept) or failed (nothing could be measured, or its results not saved).
+const (
+	RunRunning     = "running"
+	RunComplete    = "complete"
+	RunInterrupted = "interrupted"
+	RunFailed      = "failed"
+)
+
 // ScenarioInfo says what was run and how it was shaped.
 type ScenarioInfo struct {
-	Name     string   `json:"name"`
-	Title    string   `json:"title"`
-	Study    string   `json:"study"` // the seed it reproduces
-	Preset   string   `json:"preset"`
-	Quick    bool     `json:"quick"`
-	Repeat   int      `json:"repeat"`
-	Levels   []Level  `json:"levels"`
-	Notes    []string `json:"notes,omitempty"`
-	Duration float64  `json:"duration_s"`
-	Timeout  float64  `json:"timeout_s"`
+	Name   string   `json:"name"`
+	Title  string   `json:"title"`
+	Study  string   `json:"study"` // the seed it reproduces
+	Preset string   `json:"preset"`
+	Quick  bool     `json:"quick"`
+	Repeat int      `json:"repeat"`
+	Levels []Level  `json:"levels"`
+	Notes  []string `json:"notes,omitempty"`
+	// Duration and Timeout are the measured load's length and per-request timeout, in
+	// seconds, where every level shares them (0 otherwise); Load says it in words.
+	Duration float64 `json:"duration_s"`
+	Timeout  float64 `json:"timeout_s"`
+	// Headline is what the scenario is summed up by, in the matrix and the findings.
+	Headline []Headline `json:"headline,omitempty"`
 }
+
+// Headline is one figure a scenario is summed up by, per contender.
+type Headline struct {
+	// Figure is p50, p99 or mean (of Tag's merged response time), rps (of Tag), rss_mb or
+	// cpu_pct (the server's), or the name of one of the cells' Numbers.
+	Figure string `json:"figure"`
+	Tag    string `json:"tag,omitempty"`
+	// Per is where it is read: "level" (every level), "curve" (each group's largest X a
+	// contender was measured at) or "first" (the first level a contender was measured at).
+	Per   string `json:"per"`
+	Label string `json:"label"` // how it reads, e.g. "/instant p99"
+	Unit  string `json:"unit"`  // ms, requests/s, messages/s, MB, %
+}
+
+// Where a headline is read.
+const (
+	PerLevel = "level"
+	PerCurve = "curve"
+	PerFirst = "first"
+)
 
 // Level is one load level of a scenario, as planned.
 type Level struct {
 	Name string `json:"name"`
 	// Group, X and XName place the level on a curve: figures are drawn against X (e.g.
 	// connections), one line per contender and group.
-	Group             string            `json:"group,omitempty"`
-	X                 float64           `json:"x,omitempty"`
-	XName             string            `json:"x_name,omitempty"`
-	Downstream        bool              `json:"downstream,omitempty"` // the lab's downstream served /data
-	DownstreamDelayMs float64           `json:"downstream_delay_ms,omitempty"`
-	Load              string            `json:"load"` // human description, e.g. "open loop: instant 10/s, …"
-	Env               map[string]string `json:"env,omitempty"`
-	Streams           []StreamPlan      `json:"streams"`
+	Group             string  `json:"group,omitempty"`
+	X                 float64 `json:"x,omitempty"`
+	XName             string  `json:"x_name,omitempty"`
+	Downstream        bool    `json:"downstream,omitempty"` // the lab's downstream served /data
+	DownstreamDelayMs float64 `json:"downstream_delay_ms,omitempty"`
+	Load              string  `json:"load"` // human description, e.g. "open loop: instant 10/s, …"
+	// Duration and Timeout are the level's planned length of load and per-request timeout,
+	// in seconds (0 where it has none, e.g. a closed loop bounded by a count of requests).
+	Duration float64           `json:"duration_s,omitempty"`
+	Timeout  float64           `json:"timeout_s,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+	Streams  []StreamPlan      `json:"streams"`
 }
 
 // StreamPlan is one tagged stream of a level.
@@ -98,8 +147,18 @@ type Contender struct {
 	Knobs       []string `json:"knobs"`
 	Notes       string   `json:"notes,omitempty"`
 	BuildHash   string   `json:"build_hash"`
-	Verified    string   `json:"verified"` // passed | failed: … | skipped
+	Verified    string   `json:"verified"` // VerifyPassed, VerifySkipped, or VerifyFailed followed by why
 }
+
+// What verify said of a contender.
+const (
+	VerifyPassed  = "passed"
+	VerifySkipped = "skipped"  // the run ended before its turn
+	VerifyFailed  = "failed: " // then why; such a contender is not measured
+)
+
+// VerifyFailedBecause is the Verified of a contender that failed, and why.
+func VerifyFailedBecause(why string) string { return VerifyFailed + why }
 
 // Cell is one measurement: a contender at one level of a scenario, one repeat.
 type Cell struct {
@@ -121,71 +180,92 @@ type Cell struct {
 	// of its cores or sent late against its schedule. Such a cell is not the server's number.
 	ClientBound    bool   `json:"client_bound"`
 	ClientBoundWhy string `json:"client_bound_why,omitempty"`
-	Hlog           string `json:"hlog,omitempty"` // path relative to the run's folder
-	// Stream is what a /stream load saw beyond latency (study 003); Memory the cap the
-	// contender ran under, when the level set one.
-	Stream *Stream `json:"stream,omitempty"`
+	// SharedCPU says other work (another process, or a hypervisor's steal) took more than a
+	// tenth of the server's CPUs during the load: the figures are a shared core's, no verdict
+	// on the server. Interference has the shares it was judged on.
+	SharedCPU    bool          `json:"shared_cpu"`
+	SharedCPUWhy string        `json:"shared_cpu_why,omitempty"`
+	Interference *Interference `json:"interference,omitempty"`
+	Hlog         string        `json:"hlog,omitempty"` // path relative to the run's folder
+	// HlogError says why the interval log could not be written (the figures are kept).
+	HlogError string `json:"hlog_error,omitempty"`
+	// Figures are what the load measured beyond latency, by kind, each in its load's own
+	// shape (e.g. "stream": study 003's deliveries and the server's counters); Numbers are
+	// their figures worth a median over repeats, by name.
+	Figures map[string]json.RawMessage `json:"figures,omitempty"`
+	Numbers map[string]float64         `json:"numbers,omitempty"`
+	// Faults are what the load found wrong in the server's deliveries, by kind (FaultLost,
+	// FaultDuplicated, …), from figures that check them (Checked). A cell with any is not an
+	// honest figure of the server: it is marked, and never ranked beside honest ones.
+	Faults map[string]int64 `json:"faults,omitempty"`
+	// Memory is the cap the contender ran under, when the level set one.
 	Memory *Memory `json:"memory,omitempty"`
 }
 
-// Stream is what the clients of a /stream load received and what the server said it did.
-type Stream struct {
-	Clients     int     `json:"clients"`
-	Connected   int     `json:"connected"`
-	SlowClients int     `json:"slow_clients"`
-	ReadDelayMs float64 `json:"read_delay_ms,omitempty"` // per message, for the slow ones
-	Rate        int     `json:"rate_per_client"`         // messages/s asked of each client's generator; 0: as fast as it can
-	Size        int     `json:"size_bytes"`
-	Delivered   int64   `json:"delivered"`
-	PerSecond   float64 `json:"delivered_per_s"`
-	// PerClient is each client's messages/s: the slowest, the median and the fastest.
-	PerClient Spread `json:"per_client_per_s"`
-	// Gaps are messages a client never got (jumps in seq): the server dropped them.
-	Gaps        int64 `json:"gaps"`
-	Malformed   int64 `json:"malformed"`
-	OutOfOrder  int64 `json:"out_of_order"`
-	ClosedEarly int   `json:"closed_early"` // clients the server closed or lost before the end
-	// Server is the last answer of /stream/stats, taken after the clients closed.
-	Server        *StreamStats  `json:"server,omitempty"`
-	StatsTimeline []StatsSample `json:"stats_timeline"`
-	// StatsFailed counts polls of /stream/stats with no answer within 2 s: the server was
-	// unresponsive (the study's "unresponded").
-	StatsFailed int  `json:"stats_failed"`
-	Responsive  bool `json:"responsive_at_end"`
-}
+// Delivery faults: one vocabulary for every load that checks what it was sent.
+const (
+	FaultLost       = "lost"         // never arrived, and the server did not say it dropped it
+	FaultDuplicated = "duplicated"   // arrived more than once
+	FaultReordered  = "out-of-order" // arrived after a later one of the same sender
+	FaultLeaked     = "leaked"       // meant for someone else (chat: another room's message)
+	FaultMalformed  = "malformed"    // broke the protocol's frame
+	// FaultDroppedUnasked: the server dropped (and counted) messages it was told not to drop
+	// (/stream with BACKPRESSURE=off).
+	FaultDroppedUnasked = "dropped-without-backpressure"
+)
 
-// StreamStats is /stream/stats.
-type StreamStats struct {
-	Clients   int64 `json:"clients"`
-	Generated int64 `json:"generated"`
-	Sent      int64 `json:"sent"`
-	Dropped   int64 `json:"dropped"`
-}
+// faultOrder is how faults are listed.
+var faultOrder = []string{FaultLost, FaultDuplicated, FaultReordered, FaultLeaked, FaultMalformed, FaultDroppedUnasked}
 
-// StatsSample is one poll of /stream/stats.
-type StatsSample struct {
-	T  float64 `json:"t"` // seconds since the load started
-	OK bool    `json:"ok"`
-	StreamStats
+// FormatFaults writes faults for people, e.g. "3 duplicated, 1 leaked": the lab's kinds in
+// their order, then any other.
+func FormatFaults(faults map[string]int64) string {
+	kinds := slices.Clone(faultOrder)
+	for _, k := range slices.Sorted(maps.Keys(faults)) {
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	var parts []string
+	for _, k := range kinds {
+		if n := faults[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Memory is the cap a contender ran under and what it came to.
 type Memory struct {
 	CapMB float64 `json:"cap_mb"`
-	// By is how the cap was set: "cgroup" (a memory cgroup around the process tree) or
-	// "heap" (only the runtime's own heap limit, where no cgroup could be made).
+	// By is how the cap was set: MemoryByCgroup (a memory cgroup around the process tree) or
+	// MemoryByHeap (only the runtime's own heap limit, where no cgroup could be made: Why
+	// says why).
 	By        string  `json:"by"`
+	Why       string  `json:"why,omitempty"`
 	MaxUsedMB float64 `json:"max_used_mb,omitempty"` // the cgroup's high-water mark
 	OOMKills  int     `json:"oom_kills"`             // processes the kernel killed at the cap
 }
 
+// How a memory cap was set.
+const (
+	MemoryByCgroup = "cgroup"
+	MemoryByHeap   = "heap"
+)
+
 // Outcome is how a cell ended.
 type Outcome struct {
-	Status   string   `json:"status"` // ok | crashed | out-of-memory | unready | interrupted | error | unsupported | skipped
+	Status   string   `json:"status"` // one of the Outcome* statuses
 	Detail   string   `json:"detail,omitempty"`
 	ExitCode *int     `json:"exit_code,omitempty"`
 	Signal   string   `json:"signal,omitempty"`
 	LogTail  []string `json:"log_tail,omitempty"`
+	// Killed: the contender did not exit within the grace period after SIGTERM, and its
+	// process group was killed (SIGKILL), whatever the status.
+	Killed bool `json:"killed,omitempty"`
+	// StoppedAnswering is, for an unresponsive contender, when it last answered the lab, in
+	// seconds from the load's start (negative: during the warm-up).
+	StoppedAnswering *float64 `json:"stopped_answering_s,omitempty"`
 }
 
 // Outcome statuses.
@@ -198,7 +278,32 @@ const (
 	OutcomeUnsupported = "unsupported"   // the contender lacks the feature the load needs (see its README)
 	OutcomeSkipped     = "skipped"       // a lower level of the same ladder already broke
 	OutcomeOutOfMemory = "out-of-memory" // it died at its memory cap (killed by the kernel, or its runtime gave up)
+	// OutcomeUnresponsive: it stopped answering: the lab's polls went unanswered for longer
+	// than SilenceLimit, though its process lived on.
+	OutcomeUnresponsive = "unresponsive"
 )
+
+// Ran says whether the load ran against the contender in a cell that ended so: its figures
+// and resources say something, even if the contender died or froze on the way (an
+// unresponsive contender was driven to the end: what it delivered before it stopped
+// answering is part of the story, as a crashed one's is).
+func Ran(status string) bool {
+	switch status {
+	case OutcomeOK, OutcomeCrashed, OutcomeOutOfMemory, OutcomeUnresponsive:
+		return true
+	}
+	return false
+}
+
+// MinSilence is the least SilenceLimit.
+const MinSilence = 5 * time.Second
+
+// SilenceLimit is how long a contender may leave the lab's polls unanswered (its readiness,
+// /stream/stats) before it counts as unresponsive: twice what the load itself waits for an
+// answer (a starved server queues a poll behind requests that each wait that long), and
+// never less than MinSilence. timeout is the level's per-request timeout (0: none). It is
+// the one notion of unresponsive: the lab's watchdog and the stream judge both use it.
+func SilenceLimit(timeout time.Duration) time.Duration { return max(MinSilence, 2*timeout) }
 
 // Latency summarises a histogram, in milliseconds.
 type Latency struct {
@@ -214,11 +319,11 @@ type Latency struct {
 
 // Tag is everything measured for one tagged stream in a cell.
 type Tag struct {
-	load.TagStats
-	RPS      float64       `json:"rps"`      // completed responses per second of load
-	Response Latency       `json:"response"` // from the intended send time
-	Service  Latency       `json:"service"`  // from the actual send
-	Timeline []load.Window `json:"timeline"`
+	TagStats
+	RPS      float64  `json:"rps"`      // completed responses per second of load
+	Response Latency  `json:"response"` // from the intended send time
+	Service  Latency  `json:"service"`  // from the actual send
+	Timeline []Window `json:"timeline"`
 	// The full histograms, HdrHistogram V2 compressed and base64, so that repeats and
 	// re-rendered reports combine distributions rather than percentiles.
 	ResponseHist string `json:"response_hist"`
@@ -227,9 +332,9 @@ type Tag struct {
 
 // Resources is a process tree's use over the cell.
 type Resources struct {
-	Summary  probe.Summary  `json:"summary"`
-	Timeline []probe.Sample `json:"timeline"`
-	CPUs     string         `json:"cpus"`
+	Summary  Usage    `json:"summary"`
+	Timeline []Sample `json:"timeline"`
+	CPUs     string   `json:"cpus"`
 }
 
 // CellSummary combines the repeats of one contender at one level.
@@ -239,13 +344,23 @@ type CellSummary struct {
 	Repeats   int          `json:"repeats"`
 	Outcomes  []string     `json:"outcomes"`
 	Tags      []TagSummary `json:"tags"`
-	CPUPct    Spread       `json:"cpu_pct"`
-	RSSMB     Spread       `json:"rss_mb_max"`
-	Threads   Spread       `json:"threads_max"`
-	Noisy     bool         `json:"noisy"` // some figure varied by more than NoisySpread across repeats
-	NoisyWhy  []string     `json:"noisy_why,omitempty"`
-	ClientBnd bool         `json:"client_bound"`
+	// Resources and latency spread over the repeats that ended ok; Numbers over every repeat
+	// the load ran in (the rate of a contender that died on the way is part of the story).
+	CPUPct    Spread            `json:"cpu_pct"`
+	RSSMB     Spread            `json:"rss_mb_max"`
+	Threads   Spread            `json:"threads_max"`
+	Numbers   map[string]Spread `json:"numbers,omitempty"`
+	Noisy     bool              `json:"noisy"` // some figure varied by more than NoisySpread across repeats
+	NoisyWhy  []string          `json:"noisy_why,omitempty"`
+	ClientBnd bool              `json:"client_bound"`
+	SharedCPU bool              `json:"shared_cpu"` // some repeat's server CPUs were shared with other work
+	// Faults are the cells' delivery faults by kind, summed over every repeat the load ran
+	// in: a contender with any is marked and not ranked.
+	Faults map[string]int64 `json:"faults,omitempty"`
 }
+
+// Faulty says whether some repeat had delivery faults.
+func (s CellSummary) Faulty() bool { return len(s.Faults) > 0 }
 
 // TagSummary is one tag over the repeats: percentiles of the merged histograms, and the
 // per-repeat figures' median and spread.
@@ -274,7 +389,8 @@ type Spread struct {
 type Verdict struct {
 	Contender string `json:"contender"`
 	Level     string `json:"level,omitempty"`
-	Verdict   string `json:"verdict"` // e.g. isolated | starved | n/a
+	Verdict   string `json:"verdict"` // the scenario's word, e.g. isolated | starved
+	Tone      Tone   `json:"tone"`    // how the word reads: good, bad, mixed or neutral
 	Why       string `json:"why"`
 }
 
@@ -282,6 +398,41 @@ type Verdict struct {
 type Claim struct {
 	ID      string `json:"id"`
 	Text    string `json:"text"`
-	Verdict string `json:"verdict"` // holds | fails | partly | untested
+	Verdict string `json:"verdict"` // one of the Claim* words
 	Why     string `json:"why"`
+}
+
+// A claim's verdicts: a claim with no evidence is untested, never held.
+const (
+	ClaimHolds    = "holds"
+	ClaimPartly   = "partly"
+	ClaimFails    = "fails"
+	ClaimUntested = "untested"
+)
+
+// Tone is how a word reads in a report.
+type Tone string
+
+const (
+	Good    Tone = "good"
+	Bad     Tone = "bad"
+	Mixed   Tone = "mixed"
+	Neutral Tone = "neutral"
+)
+
+// ToneOf is the tone of the lab's own words: claim verdicts, run statuses, cell outcomes and
+// verify results. A scenario's verdict words carry their tone in the Verdict.
+func ToneOf(word string) Tone {
+	switch word {
+	case ClaimHolds, RunComplete, OutcomeOK, VerifyPassed:
+		return Good
+	case ClaimFails, RunFailed, RunInterrupted, OutcomeCrashed, OutcomeUnready, OutcomeError, OutcomeOutOfMemory, OutcomeUnresponsive:
+		return Bad
+	case ClaimPartly, RunRunning:
+		return Mixed
+	}
+	if strings.HasPrefix(word, VerifyFailed) {
+		return Bad
+	}
+	return Neutral
 }

@@ -7,8 +7,6 @@ import (
 	"sort"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/arena-lab/arena/internal/load"
 )
 
 // NoisySpread is how far apart (in % of the median) repeats may land before a cell is
@@ -47,13 +45,15 @@ func EncodeHist(h *hdrhistogram.Histogram) (string, error) {
 // DecodeHist unpacks EncodeHist's string; "" is an empty histogram.
 func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
 	if s == "" {
-		return load.NewHistogram(), nil
+		return NewHistogram(), nil
 	}
 	return hdrhistogram.Decode([]byte(s))
 }
 
 // Summarise combines each contender's repeats at each level: latency from the merged
-// histograms, and each headline figure's median and spread across repeats.
+// histograms, and every other figure's median and spread across repeats. It is the one
+// place derived figures are computed (as vegeta's Metrics.Close): judges and reports read
+// its result and compute no median of their own.
 func Summarise(cells []Cell) ([]CellSummary, error) {
 	type key struct{ contender, level string }
 	var order []key
@@ -79,17 +79,36 @@ func Summarise(cells []Cell) ([]CellSummary, error) {
 func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) {
 	s := CellSummary{Contender: contender, Level: level, Repeats: len(cells)}
 	var cpu, rss, threads []float64
+	numbers := map[string][]float64{}
 	for _, c := range cells {
 		s.Outcomes = append(s.Outcomes, c.Outcome.Status)
 		s.ClientBnd = s.ClientBnd || c.ClientBound
+		s.SharedCPU = s.SharedCPU || c.SharedCPU
+		if Ran(c.Outcome.Status) {
+			for name, v := range c.Numbers {
+				numbers[name] = append(numbers[name], v)
+			}
+			for kind, n := range c.Faults {
+				if s.Faults == nil {
+					s.Faults = map[string]int64{}
+				}
+				s.Faults[kind] += n
+			}
+		}
 		if c.Outcome.Status != OutcomeOK {
-			continue // a crashed or interrupted repeat says nothing of the spread
+			continue // a crashed or interrupted repeat's resources cover part of a load
 		}
 		cpu = append(cpu, c.Server.Summary.CPUPctMean)
 		rss = append(rss, c.Server.Summary.RSSMBMax)
 		threads = append(threads, float64(c.Server.Summary.ThreadsMax))
 	}
 	s.CPUPct, s.RSSMB, s.Threads = SpreadOf(cpu), SpreadOf(rss), SpreadOf(threads)
+	for name, vals := range numbers {
+		if s.Numbers == nil {
+			s.Numbers = map[string]Spread{}
+		}
+		s.Numbers[name] = SpreadOf(vals)
+	}
 
 	var tagOrder []string
 	for _, c := range cells {
@@ -101,7 +120,7 @@ func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) 
 	}
 	for _, tag := range tagOrder {
 		ts := TagSummary{Tag: tag, ErrKinds: map[string]int64{}}
-		resp, svc := load.NewHistogram(), load.NewHistogram()
+		resp, svc := NewHistogram(), NewHistogram()
 		var p99, p50, rps []float64
 		for _, c := range cells {
 			for _, t := range c.Tags {
@@ -183,4 +202,46 @@ func FormatMs(v float64) string {
 	default:
 		return fmt.Sprintf("%.2f ms", v)
 	}
+}
+
+// FigureOf reads a named figure of a contender's summary at one level: p50, p90, p99, p999
+// or mean of tag's merged response time, rps of tag, the server's rss_mb or cpu_pct, or one
+// of the cells' numbers. A percentile is the merged histogram's, with the range of the
+// repeats' own where the summary keeps one; the others are medians over repeats with their
+// range. False when the summary has no such figure.
+func FigureOf(s CellSummary, figure, tag string) (Spread, bool) {
+	switch figure {
+	case "rss_mb":
+		return s.RSSMB, s.RSSMB.Median > 0
+	case "cpu_pct":
+		return s.CPUPct, s.CPUPct.Median > 0
+	case "p50", "p90", "p99", "p999", "mean", "rps":
+		for _, t := range s.Tags {
+			if t.Tag != tag || t.Merged.Count == 0 {
+				continue
+			}
+			merged := func(v float64, repeats Spread) Spread {
+				if repeats.Max == 0 {
+					return Spread{Median: v, Min: v, Max: v}
+				}
+				return Spread{Median: v, Min: repeats.Min, Max: repeats.Max, Pct: repeats.Pct}
+			}
+			switch figure {
+			case "p50":
+				return merged(t.Merged.P50, t.P50), true
+			case "p90":
+				return merged(t.Merged.P90, Spread{}), true
+			case "p99":
+				return merged(t.Merged.P99, t.P99), true
+			case "p999":
+				return merged(t.Merged.P999, Spread{}), true
+			case "mean":
+				return merged(t.Merged.Mean, Spread{}), true
+			}
+			return t.RPS, true
+		}
+		return Spread{}, false
+	}
+	sp, ok := s.Numbers[figure]
+	return sp, ok
 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -8,9 +9,6 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/arena-lab/arena/internal/load"
-	"github.com/arena-lab/arena/internal/probe"
 )
 
 func TestSpreadOf(t *testing.T) {
@@ -46,7 +44,7 @@ func TestSpreadOf(t *testing.T) {
 // hist records each value (a duration) count times.
 func hist(t *testing.T, values map[time.Duration]int64) *hdrhistogram.Histogram {
 	t.Helper()
-	h := load.NewHistogram()
+	h := NewHistogram()
 	for v, n := range values {
 		if err := h.RecordValues(int64(v), n); err != nil {
 			t.Fatal(err)
@@ -63,7 +61,7 @@ func tagOf(t *testing.T, name string, resp *hdrhistogram.Histogram, rps float64)
 		t.Fatal(err)
 	}
 	return Tag{
-		TagStats: load.TagStats{Tag: name, Sent: resp.TotalCount(), Completed: resp.TotalCount(),
+		TagStats: TagStats{Tag: name, Sent: resp.TotalCount(), Completed: resp.TotalCount(),
 			Status: map[string]int64{"2xx": resp.TotalCount()}, Errors: map[string]int64{}},
 		RPS: rps, Response: LatencyOf(resp), Service: LatencyOf(resp),
 		ResponseHist: enc, ServiceHist: enc,
@@ -82,11 +80,11 @@ func TestLatencyOf(t *testing.T) {
 	if got := LatencyOf(nil); got != (Latency{}) {
 		t.Errorf("LatencyOf(nil) = %+v", got)
 	}
-	if got := LatencyOf(load.NewHistogram()); got != (Latency{}) {
+	if got := LatencyOf(NewHistogram()); got != (Latency{}) {
 		t.Errorf("LatencyOf(empty) = %+v", got)
 	}
 	// 1..1000 ms, one each: p50 ≈ 500 ms, p99 ≈ 990 ms, max ≈ 1 s.
-	h := load.NewHistogram()
+	h := NewHistogram()
 	for i := 1; i <= 1000; i++ {
 		h.RecordValue(int64(i) * int64(time.Millisecond))
 	}
@@ -185,9 +183,9 @@ func TestSummariseExcludesCrashedRepeats(t *testing.T) {
 	c1 := cell("c", "seed", 1, OutcomeOK, tagOf(t, "instant", ok1, 10))
 	c2 := cell("c", "seed", 2, OutcomeCrashed, tagOf(t, "instant", bad, 1))
 	c3 := cell("c", "seed", 3, OutcomeOK, tagOf(t, "instant", ok2, 10))
-	c1.Server.Summary = probe.Summary{CPUPctMean: 50, RSSMBMax: 200, ThreadsMax: 30}
-	c2.Server.Summary = probe.Summary{CPUPctMean: 5, RSSMBMax: 900, ThreadsMax: 400}
-	c3.Server.Summary = probe.Summary{CPUPctMean: 52, RSSMBMax: 204, ThreadsMax: 30}
+	c1.Server.Summary = Usage{CPUPctMean: 50, RSSMBMax: 200, ThreadsMax: 30}
+	c2.Server.Summary = Usage{CPUPctMean: 5, RSSMBMax: 900, ThreadsMax: 400}
+	c3.Server.Summary = Usage{CPUPctMean: 52, RSSMBMax: 204, ThreadsMax: 30}
 
 	sums, err := Summarise([]Cell{c1, c2, c3})
 	if err != nil {
@@ -319,5 +317,122 @@ func TestSummariseEmpty(t *testing.T) {
 	sums, err := Summarise(nil)
 	if err != nil || len(sums) != 0 {
 		t.Fatalf("Summarise(nil) = %v, %v", sums, err)
+	}
+}
+
+func TestUsageOfWindowsAndIntegrates(t *testing.T) {
+	s := []Sample{
+		{T: 1, CPUPct: 50, UserPct: 40, SysPct: 10, RSSMB: 100, Threads: 10},
+		{T: 2, CPUPct: 100, UserPct: 80, SysPct: 20, RSSMB: 200, Threads: 20},
+		{T: 3, CPUPct: 0, RSSMB: 300, Threads: 5},
+	}
+	sum := UsageOf(s, 1.5, 2.5)
+	if sum.Samples != 1 || sum.CPUPctMean != 100 || sum.RSSMBMax != 200 || sum.ThreadsMax != 20 {
+		t.Fatalf("%+v", sum)
+	}
+	all := UsageOf(s, 0, 0)
+	if all.UserSeconds != 0.8 || all.RSSMBMean != 200 {
+		t.Fatalf("%+v", all)
+	}
+}
+
+// An unresponsive cell ran (its figures count, as a crashed one's do) and reads bad.
+func TestUnresponsiveRanAndReadsBad(t *testing.T) {
+	if !Ran(OutcomeUnresponsive) || ToneOf(OutcomeUnresponsive) != Bad {
+		t.Fatalf("Ran %v, tone %s", Ran(OutcomeUnresponsive), ToneOf(OutcomeUnresponsive))
+	}
+	for _, s := range []string{OutcomeInterrupted, OutcomeUnready, OutcomeError, OutcomeUnsupported, OutcomeSkipped} {
+		if Ran(s) {
+			t.Errorf("%s counts as run", s)
+		}
+	}
+}
+
+func TestSilenceLimit(t *testing.T) {
+	for _, tt := range []struct{ timeout, want time.Duration }{
+		{0, MinSilence}, {time.Second, MinSilence}, {10 * time.Second, 20 * time.Second}, {60 * time.Second, 2 * time.Minute},
+	} {
+		if got := SilenceLimit(tt.timeout); got != tt.want {
+			t.Errorf("SilenceLimit(%s) = %s, want %s", tt.timeout, got, tt.want)
+		}
+	}
+}
+
+func TestFormatFaults(t *testing.T) {
+	got := FormatFaults(map[string]int64{FaultLeaked: 1, "zz-new": 2, FaultLost: 3, FaultDuplicated: 0})
+	if got != "3 lost, 1 leaked, 2 zz-new" {
+		t.Fatalf("FormatFaults = %q", got)
+	}
+	if FormatFaults(nil) != "" {
+		t.Fatal("no faults should read empty")
+	}
+}
+
+// checked are figures that check deliveries.
+type checked map[string]int64
+
+func (checked) Kind() string                { return "checked" }
+func (checked) Numbers() map[string]float64 { return nil }
+func (c checked) Faults() map[string]int64  { return c }
+
+// A cell keeps the positive faults its figures found; the summary sums them over every repeat
+// the load ran in, and not over one it never finished.
+func TestFaultsKeptAndSummed(t *testing.T) {
+	cell := func(status string, faults checked) Cell {
+		c := Cell{Contender: "x", Level: "l", Outcome: Outcome{Status: status}}
+		if err := c.PutFigures(faults); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	clean := cell(OutcomeOK, checked{FaultLost: 0, FaultLeaked: -2})
+	if clean.Faults != nil {
+		t.Fatalf("no fault kept as %v", clean.Faults)
+	}
+	cells := []Cell{clean, cell(OutcomeOK, checked{FaultDuplicated: 2}), cell(OutcomeCrashed, checked{FaultDuplicated: 1, FaultLost: 4}),
+		cell(OutcomeInterrupted, checked{FaultLost: 100})}
+	sum, err := Summarise(cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int64{FaultDuplicated: 3, FaultLost: 4}; !maps.Equal(sum[0].Faults, want) || !sum[0].Faulty() {
+		t.Fatalf("summary faults %v, want %v", sum[0].Faults, want)
+	}
+	if s, _ := Summarise(cells[:1]); s[0].Faulty() {
+		t.Fatalf("a clean cell's summary is faulty: %v", s[0].Faults)
+	}
+}
+
+// FigureOf reads every named figure from one place: merged percentiles with the repeats' own
+// range where the summary keeps one, medians with their range otherwise.
+func TestFigureOf(t *testing.T) {
+	s := CellSummary{
+		Tags: []TagSummary{{Tag: "data", Merged: Latency{Count: 10, P50: 20, P90: 30, P99: 40, P999: 50, Mean: 22},
+			P50: Spread{Median: 21, Min: 19, Max: 23, Pct: 19}, P99: Spread{Median: 41, Min: 38, Max: 44},
+			RPS: Spread{Median: 4000, Min: 3900, Max: 4100}}},
+		RSSMB: Spread{Median: 300}, CPUPct: Spread{Median: 99},
+		Numbers: map[string]Spread{"delivered_per_s": {Median: 7}},
+	}
+	for _, tt := range []struct {
+		figure, tag string
+		want        Spread
+		ok          bool
+	}{
+		{"p50", "data", Spread{Median: 20, Min: 19, Max: 23, Pct: 19}, true},
+		{"p90", "data", Spread{Median: 30, Min: 30, Max: 30}, true},
+		{"p99", "data", Spread{Median: 40, Min: 38, Max: 44}, true},
+		{"p999", "data", Spread{Median: 50, Min: 50, Max: 50}, true},
+		{"mean", "data", Spread{Median: 22, Min: 22, Max: 22}, true},
+		{"rps", "data", Spread{Median: 4000, Min: 3900, Max: 4100}, true},
+		{"rss_mb", "", Spread{Median: 300}, true},
+		{"cpu_pct", "", Spread{Median: 99}, true},
+		{"delivered_per_s", "", Spread{Median: 7}, true},
+		{"p99", "other", Spread{}, false},
+		{"dropped", "", Spread{}, false},
+	} {
+		got, ok := FigureOf(s, tt.figure, tt.tag)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("FigureOf(%s, %s) = %+v, %v; want %+v, %v", tt.figure, tt.tag, got, ok, tt.want, tt.ok)
+		}
 	}
 }

@@ -20,33 +20,99 @@ const (
 // Save writes results.json and results.csv into dir, each atomically (a temp file renamed
 // over the old one), so a run stopped at any moment leaves the last complete version.
 func Save(run *Run, dir string) error {
-	if err := writeAtomic(filepath.Join(dir, JSONFile), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(run)
-	}); err != nil {
+	if err := writeJSON(filepath.Join(dir, JSONFile), run); err != nil {
 		return err
 	}
 	return writeAtomic(filepath.Join(dir, CSVFile), func(w io.Writer) error { return WriteCSV(run, w) })
 }
 
-// Load reads a run's results.json; path is the file or its folder.
+// writeJSON writes v as indented JSON to path, atomically.
+func writeJSON(path string, v any) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	})
+}
+
+// Load reads a run's results.json; path is the file or its folder. A v1 file is read into
+// v2's shape.
 func Load(path string) (*Run, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, JSONFile)
-	}
-	raw, err := os.ReadFile(path)
+	var run Run
+	raw, path, err := readJSON(path, JSONFile, &run)
 	if err != nil {
 		return nil, err
 	}
-	var run Run
-	if err := json.Unmarshal(raw, &run); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if run.Schema != SchemaVersion {
-		return nil, fmt.Errorf("%s: schema %q, this arena reads %q", path, run.Schema, SchemaVersion)
+	switch run.Schema {
+	case SchemaVersion:
+	case schemaV1:
+		if err := fromV1(raw, &run); err != nil {
+			return nil, fmt.Errorf("%s: reading schema %s: %w", path, schemaV1, err)
+		}
+	default:
+		return nil, fmt.Errorf("%s: schema %q, this arena reads %q (and %q)", path, run.Schema, SchemaVersion, schemaV1)
 	}
 	return &run, nil
+}
+
+// readJSON reads path (or file in the folder path) into v; it returns the bytes and the path
+// it read.
+func readJSON(path, file string, v any) ([]byte, string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, file)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, path, err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return nil, path, fmt.Errorf("%s: %w", path, err)
+	}
+	return raw, path, nil
+}
+
+// schemaV1 is the shape results.json had before loads kept their own figures.
+const schemaV1 = "arena.results/v1"
+
+// fromV1 moves what a v1 file kept in a cell's "stream" field (study 003's figures) to where
+// v2 keeps it: the cell's figures under the kind "stream", and the numbers summarised over
+// repeats (delivered messages/s, and what the server said it dropped).
+func fromV1(raw []byte, run *Run) error {
+	var old struct {
+		Cells []struct {
+			Stream json.RawMessage `json:"stream"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return err
+	}
+	for i, c := range old.Cells {
+		if len(c.Stream) == 0 || string(c.Stream) == "null" || i >= len(run.Cells) {
+			continue
+		}
+		var figures struct {
+			PerSecond float64 `json:"delivered_per_s"`
+			Server    *struct {
+				Dropped int64 `json:"dropped"`
+			} `json:"server"`
+		}
+		if err := json.Unmarshal(c.Stream, &figures); err != nil {
+			return fmt.Errorf("cell %d: %w", i, err)
+		}
+		cell := &run.Cells[i]
+		cell.Figures = map[string]json.RawMessage{"stream": c.Stream}
+		cell.Numbers = map[string]float64{"delivered_per_s": figures.PerSecond}
+		if figures.Server != nil {
+			cell.Numbers["dropped"] = float64(figures.Server.Dropped)
+		}
+	}
+	run.Schema = SchemaVersion
+	summary, err := Summarise(run.Cells) // v1 summaries had no numbers
+	if err != nil {
+		return err
+	}
+	run.Summary = summary
+	return nil
 }
 
 func writeAtomic(path string, write func(io.Writer) error) error {

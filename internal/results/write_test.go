@@ -12,9 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/arena-lab/arena/internal/load"
-	"github.com/arena-lab/arena/internal/probe"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -26,10 +23,10 @@ func sampleRun() *Run {
 	code := 137
 	tag := func(name string, sent, completed, late int64, rps float64, status, errs map[string]int64, resp, svc Latency) Tag {
 		return Tag{
-			TagStats: load.TagStats{Tag: name, Scheduled: sent, Sent: sent, Completed: completed, Late: late,
+			TagStats: TagStats{Tag: name, Scheduled: sent, Sent: sent, Completed: completed, Late: late,
 				MaxLateMs: 1.5, Status: status, Errors: errs},
 			RPS: rps, Response: resp, Service: svc,
-			Timeline: []load.Window{{T: 1, Count: completed, P50: resp.P50, P90: resp.P90, P99: resp.P99, Max: resp.Max}},
+			Timeline: []Window{{T: 1, Count: completed, P50: resp.P50, P90: resp.P90, P99: resp.P99, Max: resp.Max}},
 		}
 	}
 	fast := Latency{Count: 600, Mean: 1.234, Min: 0.5, P50: 1.1, P90: 2, P99: 4.5, P999: 9.75, Max: 12.345}
@@ -57,9 +54,9 @@ func sampleRun() *Run {
 					tag("instant", 200, 190, 3, 9.5, map[string]int64{"2xx": 180, "5xx": 7, "4xx": 3}, map[string]int64{"timeout": 6, "reset": 4}, starved, starved),
 					tag("delayed", 200, 60, 0, 3, map[string]int64{"2xx": 60}, map[string]int64{}, slow, slow),
 				},
-				Server: Resources{Summary: probe.Summary{CPUPctMean: 12.34567, RSSMBMax: 301.0004, ThreadsMax: 45, Samples: 80},
-					Timeline: []probe.Sample{{T: 0.25, CPUPct: 10, RSSMB: 300, Threads: 45, Procs: 1}}, CPUs: "1"},
-				Client:      Resources{Summary: probe.Summary{CPUPctMean: 95.5}, CPUs: "0"},
+				Server: Resources{Summary: Usage{CPUPctMean: 12.34567, RSSMBMax: 301.0004, ThreadsMax: 45, Samples: 80},
+					Timeline: []Sample{{T: 0.25, CPUPct: 10, RSSMB: 300, Threads: 45, Procs: 1}}, CPUs: "1"},
+				Client:      Resources{Summary: Usage{CPUPctMean: 95.5}, CPUs: "0"},
 				ClientBound: true, ClientBoundWhy: "client CPU 96% of 1 core(s)", Hlog: "hlog/spring-mvc-seed-r1.hlog",
 			},
 			{
@@ -70,8 +67,8 @@ func sampleRun() *Run {
 					tag("instant", 200, 200, 0, 10, map[string]int64{"2xx": 200}, map[string]int64{}, fast, fast),
 					tag("delayed", 200, 200, 0, 10, map[string]int64{"2xx": 200}, map[string]int64{}, slow, slow),
 				},
-				Server: Resources{Summary: probe.Summary{CPUPctMean: 3.5, RSSMBMax: 250.25, ThreadsMax: 30}, CPUs: "1"},
-				Client: Resources{Summary: probe.Summary{CPUPctMean: 2}, CPUs: "0"},
+				Server: Resources{Summary: Usage{CPUPctMean: 3.5, RSSMBMax: 250.25, ThreadsMax: 30}, CPUs: "1"},
+				Client: Resources{Summary: Usage{CPUPctMean: 2}, CPUs: "0"},
 			},
 		},
 		Summary:  []CellSummary{{Contender: "spring-webflux", Level: "seed", Repeats: 1, Outcomes: []string{"ok"}, Tags: []TagSummary{{Tag: "instant", Merged: fast}}}},

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/arena-lab/arena/internal/results"
 )
@@ -22,10 +23,14 @@ func Index(run *results.Run) Summaries {
 }
 
 // Tag returns contender's figures for tag at level, and false when it has none usable: not
-// run, or no repeat that ended ok.
+// run, no repeat that ended ok, or figures that are no verdict on the server (Unjudged:
+// client-bound, or with delivery faults), which no claim counts and no ranking places.
 func (s Summaries) Tag(contender, level, tag string) (results.TagSummary, bool) {
 	cs, ok := s[contender][level]
 	if !ok || !slices.Contains(cs.Outcomes, results.OutcomeOK) {
+		return results.TagSummary{}, false
+	}
+	if _, _, unjudged := Unjudged(cs); unjudged {
 		return results.TagSummary{}, false
 	}
 	for _, t := range cs.Tags {
@@ -50,4 +55,56 @@ func (s Summaries) FirstPresent(names ...string) (string, bool) {
 // Within reports whether got is within frac of want (e.g. 0.25 for ±25 %).
 func Within(got, want, frac float64) bool {
 	return want > 0 && got >= want*(1-frac) && got <= want*(1+frac)
+}
+
+// Part is one part of a claim, judged on its own: a verdict (one of the results.Claim*
+// words) and why.
+type Part struct{ Verdict, Why string }
+
+// Combine gives a claim of several parts its verdict: holds only when every part was tested
+// and holds, fails when every tested part fails, untested when none was tested, partly
+// otherwise. A part with no evidence is untested, never held, so it keeps the claim from
+// holding and says so.
+func Combine(c results.Claim, parts ...Part) results.Claim {
+	var tested, held, failed int
+	var why []string
+	for _, p := range parts {
+		switch p.Verdict {
+		case results.ClaimUntested:
+			why = append(why, "untested: "+p.Why)
+			continue
+		case results.ClaimHolds:
+			held++
+		case results.ClaimFails:
+			failed++
+		}
+		tested++
+		why = append(why, p.Why)
+	}
+	switch {
+	case tested == 0:
+		c.Verdict = results.ClaimUntested
+	case held == len(parts):
+		c.Verdict = results.ClaimHolds
+	case failed == tested:
+		c.Verdict = results.ClaimFails
+	default:
+		c.Verdict = results.ClaimPartly
+	}
+	c.Why = strings.Join(why, "; ")
+	return c
+}
+
+// Count is the verdict of a part that holds where a test passes, over the places it was
+// tested: holds at all, fails at none, partly between, untested with none.
+func Count(passed, of int) string {
+	switch {
+	case of == 0:
+		return results.ClaimUntested
+	case passed == of:
+		return results.ClaimHolds
+	case passed == 0:
+		return results.ClaimFails
+	}
+	return results.ClaimPartly
 }

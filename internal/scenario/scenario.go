@@ -4,8 +4,8 @@
 package scenario
 
 import (
-	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -13,14 +13,6 @@ import (
 	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/results"
 )
-
-// Options shape a plan from the command line.
-type Options struct {
-	Preset   string        // "" for the scenario's default
-	Quick    bool          // a shorter form, for a first look and for CI
-	Duration time.Duration // 0: the preset's
-	Timeout  time.Duration // 0: the preset's
-}
 
 // Level is one load level: how the contender is started and what load it gets.
 type Level struct {
@@ -34,36 +26,13 @@ type Level struct {
 	// Downstream, if set, is the lab's downstream server for this level, started as its own
 	// process on the client's CPUs and given to the contender as DOWNSTREAM_URL.
 	Downstream *Downstream
-	// Exactly one of Open, Closed and Driver is set.
-	Open   *load.OpenLoop
-	Closed *load.ClosedLoop
-	Driver Driver
+	// Load is what the level does to the contender; Warmup runs before it, one load after
+	// another, and is discarded.
+	Load   load.Load
+	Warmup []load.Load
 	// MemoryCap runs the contender under a memory cap (the lab's heap + 512 MiB, in a memory
 	// cgroup where the lab can make one), so that running out of memory is an outcome.
 	MemoryCap bool
-	// Warmup runs before the measured load, one loop after another, and is discarded.
-	Warmup []*load.ClosedLoop
-	// Drain is for the ETA: in an open loop, how long the last requests take after the last
-	// send; in a closed loop, how long its requests are expected to take (0: its time bound).
-	Drain time.Duration
-}
-
-// A Driver is a load that is not plain HTTP requests, such as chat users on WebSockets.
-type Driver interface {
-	// Run drives the contender at addr (host:port) into rec; an error means it could not start.
-	Run(ctx context.Context, addr string, rec *load.Recorder) error
-	// Feature is the part of the contract a contender needs for this load (e.g. "chat").
-	Feature() string
-	Describe() string
-	Stream() results.StreamPlan // its one tagged stream, for the results
-	Expected() time.Duration    // for the ETA
-}
-
-// A Measurer is a Driver with figures beyond latency, such as study 003's deliveries, drops
-// and server counters.
-type Measurer interface {
-	Driver
-	Measure(ctx context.Context, addr string, rec *load.Recorder) (*results.Stream, error)
 }
 
 // Downstream is the lab's downstream server as a level needs it.
@@ -79,6 +48,8 @@ type Plan struct {
 	// higher levels of that group are skipped (a preset that raises the load to find limits).
 	Broken func(results.Cell) bool
 	Notes  []string // what this plan does differently from the study, and why
+	// Headline is the figure the scenario is summed up by, in the matrix and the findings.
+	Headline []results.Headline
 }
 
 // Scenario is one study made runnable.
@@ -94,41 +65,22 @@ type Scenario interface {
 
 // Describe renders a level as the results' plan record.
 func Describe(l Level) results.Level {
-	out := results.Level{Name: l.Name, Env: l.Env, Group: l.Group, X: l.X, XName: l.XName}
+	d := l.Load.Describe()
+	out := results.Level{Name: l.Name, Env: l.Env, Group: l.Group, X: l.X, XName: l.XName, Load: d.Text, Streams: d.Streams,
+		Duration: d.Duration.Seconds(), Timeout: d.Timeout.Seconds()}
 	if l.Downstream != nil {
 		out.DownstreamDelayMs = float64(l.Downstream.Delay) / float64(time.Millisecond)
 		out.Downstream = true
 	}
-	switch {
-	case l.Open != nil:
-		out.Load = fmt.Sprintf("open loop, %s, request timeout %s", l.Open.Duration, l.Open.Timeout)
-		for _, s := range l.Open.Streams {
-			out.Streams = append(out.Streams, results.StreamPlan{Tag: s.Tag, Path: s.Request.Path, Mode: "open", Rate: s.Pacer.Rate(), Connections: s.Connections})
-		}
-	case l.Driver != nil:
-		out.Load = l.Driver.Describe()
-		out.Streams = append(out.Streams, l.Driver.Stream())
-	case l.Closed != nil:
-		out.Load = fmt.Sprintf("closed loop, %d connections, %d requests (at most %s), request timeout %s", l.Closed.Connections, l.Closed.Requests, l.Closed.Duration, l.Closed.Timeout)
-		out.Streams = append(out.Streams, results.StreamPlan{Tag: l.Closed.Tag, Path: l.Closed.Request.Path, Mode: "closed", Connections: l.Closed.Connections, Requests: l.Closed.Requests})
-	}
 	return out
 }
 
-// Expected is the planned length of a level's measured load, for the ETA.
-func (l Level) Expected() time.Duration {
-	d := l.Drain
-	if l.Open != nil {
-		d += l.Open.Duration
-	}
-	if l.Closed != nil && l.Drain == 0 {
-		d += l.Closed.Duration
-	}
-	if l.Driver != nil {
-		d += l.Driver.Expected()
-	}
-	return d // a warm-up's length is unknown (its bound is not an estimate); the ETA learns it
-}
+// Expected is the planned length of a level's measured load, for the ETA; a warm-up's
+// length is unknown (its bound is no estimate), and the ETA learns it.
+func (l Level) Expected() time.Duration { return l.Load.Describe().Expected }
+
+// Feature is the part of the contract beyond HTTP the level's load needs ("" for none).
+func (l Level) Feature() string { return l.Load.Describe().Feature }
 
 // Filter keeps the levels named in names (all when names is empty); an unknown name is an
 // error that lists the plan's levels.
@@ -157,4 +109,38 @@ func (p Plan) Filter(names []string) (Plan, error) {
 	}
 	p.Levels = kept
 	return p, nil
+}
+
+// Level returns the plan's level called name.
+func (p Plan) Level(name string) (Level, bool) {
+	for _, l := range p.Levels {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Level{}, false
+}
+
+// WithEnv sets contract variables for every level over the plan's own, and says so in its
+// notes: one setting changed for a comparison (e.g. WORKER_THREADS=11).
+func (p Plan) WithEnv(env map[string]string) Plan {
+	if len(env) == 0 {
+		return p
+	}
+	levels := make([]Level, len(p.Levels))
+	for i, l := range p.Levels {
+		l.Env = maps.Clone(l.Env)
+		if l.Env == nil {
+			l.Env = map[string]string{}
+		}
+		maps.Copy(l.Env, env)
+		levels[i] = l
+	}
+	p.Levels = levels
+	var set []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		set = append(set, k+"="+env[k])
+	}
+	p.Notes = append(slices.Clone(p.Notes), "Set for every level by --env, over the preset's: "+strings.Join(set, ", ")+" (a contender gets only the variables it honours).")
+	return p
 }

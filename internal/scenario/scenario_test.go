@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 func planOf(names ...string) Plan {
 	p := Plan{Preset: "seed"}
 	for _, n := range names {
-		p.Levels = append(p.Levels, Level{Name: n, Closed: &load.ClosedLoop{Tag: n, Connections: 1, Requests: 1, Duration: time.Second, Timeout: time.Second}})
+		p.Levels = append(p.Levels, Level{Name: n, Load: load.ClosedLoop{Tag: n, Connections: 1, Requests: 1, Duration: time.Second, Timeout: time.Second}})
 	}
 	return p
 }
@@ -52,7 +53,7 @@ func TestFilter(t *testing.T) {
 				t.Errorf("preset %q, want seed", got.Preset)
 			}
 			for _, l := range got.Levels {
-				if l.Closed == nil || l.Closed.Tag != l.Name {
+				if c, ok := l.Load.(load.ClosedLoop); !ok || c.Tag != l.Name {
 					t.Errorf("level %q lost its load", l.Name)
 				}
 			}
@@ -90,7 +91,7 @@ func TestFilterUnknown(t *testing.T) {
 func TestDescribeOpen(t *testing.T) {
 	l := Level{
 		Name: "seed", Group: "g", X: 3, XName: "rate", Env: map[string]string{"WORKER_THREADS": "11"},
-		Open: &load.OpenLoop{Duration: time.Minute, Timeout: 5 * time.Second, Streams: []load.Stream{
+		Load: load.OpenLoop{Duration: time.Minute, Timeout: 5 * time.Second, Streams: []load.Stream{
 			{Tag: "instant", Request: load.Request{Path: "/instant"}, Pacer: load.PerSecond(10)},
 			{Tag: "delayed", Request: load.Request{Path: "/delayed"}, Pacer: load.ConstantPacer{Freq: 1, Per: 2 * time.Second}, Connections: 4},
 		}},
@@ -98,7 +99,7 @@ func TestDescribeOpen(t *testing.T) {
 	got := Describe(l)
 	want := results.Level{
 		Name: "seed", Group: "g", X: 3, XName: "rate", Env: map[string]string{"WORKER_THREADS": "11"},
-		Load: "open loop, 1m0s, request timeout 5s",
+		Load: "open loop, 1m0s, request timeout 5s", Duration: 60, Timeout: 5,
 		Streams: []results.StreamPlan{
 			{Tag: "instant", Path: "/instant", Mode: "open", Rate: 10},
 			{Tag: "delayed", Path: "/delayed", Mode: "open", Rate: 0.5, Connections: 4},
@@ -110,8 +111,8 @@ func TestDescribeOpen(t *testing.T) {
 }
 
 func TestDescribeClosed(t *testing.T) {
-	closed := &load.ClosedLoop{Tag: "sleep", Request: load.Request{Path: "/sleep"}, Connections: 200, Requests: 90000, Duration: 145 * time.Second, Timeout: 30 * time.Second}
-	warm := &load.ClosedLoop{Tag: "warmup", Request: load.Request{Path: "/sleep"}, Connections: 200, Requests: 10000, Duration: 30 * time.Second, Timeout: 30 * time.Second}
+	closed := load.ClosedLoop{Tag: "sleep", Request: load.Request{Path: "/sleep"}, Connections: 200, Requests: 90000, Duration: 145 * time.Second, Timeout: 30 * time.Second, Expect: 45 * time.Second}
+	warm := load.ClosedLoop{Tag: "warmup", Request: load.Request{Path: "/sleep"}, Connections: 200, Requests: 10000, Duration: 30 * time.Second, Timeout: 30 * time.Second}
 	cases := []struct {
 		name       string
 		downstream *Downstream
@@ -125,12 +126,13 @@ func TestDescribeClosed(t *testing.T) {
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			l := Level{Name: "sleep-c200", Group: "sleep 100 ms", X: 200, XName: "connections", Downstream: tt.downstream, Closed: closed, Warmup: []*load.ClosedLoop{warm}, Drain: 45 * time.Second}
+			l := Level{Name: "sleep-c200", Group: "sleep 100 ms", X: 200, XName: "connections", Downstream: tt.downstream, Load: closed, Warmup: []load.Load{warm}}
 			got := Describe(l)
 			want := results.Level{
 				Name: "sleep-c200", Group: "sleep 100 ms", X: 200, XName: "connections",
 				Downstream: tt.wantDS, DownstreamDelayMs: tt.wantDelay,
 				Load:    "closed loop, 200 connections, 90000 requests (at most 2m25s), request timeout 30s",
+				Timeout: 30, // and no planned length: a count of requests takes what it takes
 				Streams: []results.StreamPlan{{Tag: "sleep", Path: "/sleep", Mode: "closed", Connections: 200, Requests: 90000}},
 			}
 			if !reflect.DeepEqual(got, want) {
@@ -140,30 +142,26 @@ func TestDescribeClosed(t *testing.T) {
 	}
 }
 
-func TestDescribeNoLoad(t *testing.T) {
-	got := Describe(Level{Name: "empty"})
-	if got.Name != "empty" || got.Load != "" || len(got.Streams) != 0 || got.Downstream {
-		t.Errorf("Describe(no load) = %+v", got)
-	}
-}
-
 func TestExpected(t *testing.T) {
-	open := &load.OpenLoop{Duration: time.Minute, Timeout: 10 * time.Second}
-	closed := &load.ClosedLoop{Requests: 100, Duration: 145 * time.Second, Timeout: time.Second}
-	warm := &load.ClosedLoop{Requests: 10, Duration: 30 * time.Second, Timeout: time.Second}
+	open := load.OpenLoop{Duration: time.Minute, Timeout: 10 * time.Second}
+	drained := open
+	drained.Drain = 12 * time.Second
+	closed := load.ClosedLoop{Requests: 100, Duration: 145 * time.Second, Timeout: time.Second}
+	expect := closed
+	expect.Expect = 45 * time.Second
+	warm := load.ClosedLoop{Requests: 10, Duration: 30 * time.Second, Timeout: time.Second}
 	cases := []struct {
 		name string
 		l    Level
 		want time.Duration
 	}{
-		{"open", Level{Open: open}, time.Minute},
-		{"open with drain", Level{Open: open, Drain: 12 * time.Second}, 72 * time.Second},
-		{"open with drain and warm-up: a warm-up's bound is no estimate", Level{Open: open, Drain: 12 * time.Second, Warmup: []*load.ClosedLoop{warm}}, 72 * time.Second},
-		{"closed with drain: the drain, not the bound", Level{Closed: closed, Drain: 45 * time.Second}, 45 * time.Second},
-		{"closed without drain: its time bound", Level{Closed: closed}, 145 * time.Second},
-		{"closed with drain and warm-up", Level{Closed: closed, Drain: 45 * time.Second, Warmup: []*load.ClosedLoop{warm}}, 45 * time.Second},
-		{"closed without drain, with warm-up", Level{Closed: closed, Warmup: []*load.ClosedLoop{warm}}, 145 * time.Second},
-		{"nothing", Level{}, 0},
+		{"open", Level{Load: open}, time.Minute},
+		{"open with drain", Level{Load: drained}, 72 * time.Second},
+		{"open with drain and warm-up: a warm-up's bound is no estimate", Level{Load: drained, Warmup: []load.Load{warm}}, 72 * time.Second},
+		{"closed with an expectation: it, not the bound", Level{Load: expect}, 45 * time.Second},
+		{"closed without one: its time bound", Level{Load: closed}, 145 * time.Second},
+		{"closed with an expectation and warm-up", Level{Load: expect, Warmup: []load.Load{warm}}, 45 * time.Second},
+		{"closed without one, with warm-up", Level{Load: closed, Warmup: []load.Load{warm}}, 145 * time.Second},
 	}
 	for _, tt := range cases {
 		if got := tt.l.Expected(); got != tt.want {
@@ -283,6 +281,69 @@ func TestWithin(t *testing.T) {
 	for _, tt := range cases {
 		if got := Within(tt.got, tt.want, tt.frac); got != tt.in {
 			t.Errorf("Within(%v, %v, %v) = %v, want %v", tt.got, tt.want, tt.frac, got, tt.in)
+		}
+	}
+}
+
+// --env sets a variable for every level over the preset's, leaves the plan it came from as it
+// was, and says so in the notes.
+func TestWithEnv(t *testing.T) {
+	orig := planOf("a", "b")
+	orig.Levels[0].Env = map[string]string{"WORKER_THREADS": "200", "BACKPRESSURE": "on"}
+	got := orig.WithEnv(map[string]string{"WORKER_THREADS": "11"})
+	if w := got.Levels[0].Env; w["WORKER_THREADS"] != "11" || w["BACKPRESSURE"] != "on" {
+		t.Errorf("level a env %v; want WORKER_THREADS 11 over the preset's, BACKPRESSURE kept", w)
+	}
+	if w := got.Levels[1].Env; !reflect.DeepEqual(w, map[string]string{"WORKER_THREADS": "11"}) {
+		t.Errorf("level b env %v", w)
+	}
+	if orig.Levels[0].Env["WORKER_THREADS"] != "200" || orig.Levels[1].Env != nil || len(orig.Notes) != 0 {
+		t.Errorf("WithEnv changed the plan it came from: %+v", orig)
+	}
+	if len(got.Notes) != 1 || !strings.Contains(got.Notes[0], "--env") || !strings.Contains(got.Notes[0], "WORKER_THREADS=11") {
+		t.Errorf("notes %v", got.Notes)
+	}
+	if same := orig.WithEnv(nil); len(same.Notes) != 0 || same.Levels[0].Env["WORKER_THREADS"] != "200" {
+		t.Errorf("no --env changed the plan: %+v", same)
+	}
+}
+
+func TestCombine(t *testing.T) {
+	h, f, p, u := results.ClaimHolds, results.ClaimFails, results.ClaimPartly, results.ClaimUntested
+	cases := []struct {
+		parts []string
+		want  string
+	}{
+		{[]string{h, h}, h}, {[]string{f, f}, f}, {[]string{h, f}, p}, {[]string{p}, p},
+		{[]string{u, u}, u}, {nil, u},
+		{[]string{h, u}, p}, // a part with no evidence is never held
+		{[]string{f, u}, f},
+	}
+	for _, tt := range cases {
+		var parts []Part
+		for i, v := range tt.parts {
+			parts = append(parts, Part{Verdict: v, Why: fmt.Sprintf("part %d", i)})
+		}
+		c := Combine(results.Claim{ID: "x"}, parts...)
+		if c.Verdict != tt.want || c.ID != "x" {
+			t.Errorf("Combine(%v) = %s, want %s", tt.parts, c.Verdict, tt.want)
+		}
+		for i, v := range tt.parts {
+			want := fmt.Sprintf("part %d", i)
+			if v == u {
+				want = "untested: " + want
+			}
+			if !strings.Contains(c.Why, want) {
+				t.Errorf("Combine(%v) why %q does not say %q", tt.parts, c.Why, want)
+			}
+		}
+	}
+	for _, tt := range []struct {
+		passed, of int
+		want       string
+	}{{0, 0, u}, {3, 3, h}, {0, 3, f}, {1, 3, p}} {
+		if got := Count(tt.passed, tt.of); got != tt.want {
+			t.Errorf("Count(%d, %d) = %s, want %s", tt.passed, tt.of, got, tt.want)
 		}
 	}
 }

@@ -127,30 +127,15 @@ func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(
 func (c *Conn) ReadMessage() ([]byte, error) {
 	c.buf = c.buf[:0]
 	for {
-		var h [2]byte
-		if _, err := io.ReadFull(c.br, h[:]); err != nil {
+		h, err := ReadFrameHeader(c.br)
+		if err != nil {
 			return nil, err
 		}
-		fin, op := h[0]&0x80 != 0, h[0]&0x0f
-		if h[1]&0x80 != 0 {
+		if h.Masked {
 			return nil, errors.New("the server masked a frame (RFC 6455 5.1 forbids it)")
 		}
-		n := int64(h[1] & 0x7f)
-		switch n {
-		case 126:
-			var x [2]byte
-			if _, err := io.ReadFull(c.br, x[:]); err != nil {
-				return nil, err
-			}
-			n = int64(binary.BigEndian.Uint16(x[:]))
-		case 127:
-			var x [8]byte
-			if _, err := io.ReadFull(c.br, x[:]); err != nil {
-				return nil, err
-			}
-			n = int64(binary.BigEndian.Uint64(x[:]))
-		}
-		if n > 1<<24 || int64(len(c.buf))+n > 1<<24 {
+		fin, op, n := h.Fin, h.Op, int64(h.Len)
+		if h.Len > 1<<24 || int64(len(c.buf))+n > 1<<24 {
 			return nil, fmt.Errorf("a frame of %d bytes: over the client's 16 MiB limit", n)
 		}
 		if op >= 8 { // control frames may come between fragments
@@ -188,6 +173,44 @@ func (c *Conn) ReadMessage() ([]byte, error) {
 		}
 	}
 }
+
+// FrameHeader is a WebSocket frame's header (RFC 6455 5.2); the mask key, when there is
+// one, follows it unread.
+type FrameHeader struct {
+	Fin    bool
+	RSV    byte // the three reserved bits, 0 unless an extension was agreed
+	Op     byte
+	Masked bool
+	Len    uint64 // as announced: the top bit of a 64-bit length must be 0, and may not be
+}
+
+// ReadFrameHeader reads a frame's header.
+func ReadFrameHeader(r io.Reader) (FrameHeader, error) {
+	var h [2]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return FrameHeader{}, err
+	}
+	fh := FrameHeader{Fin: h[0]&0x80 != 0, RSV: h[0] >> 4 & 7, Op: h[0] & 0x0f, Masked: h[1]&0x80 != 0, Len: uint64(h[1] & 0x7f)}
+	switch fh.Len {
+	case 126:
+		var x [2]byte
+		if _, err := io.ReadFull(r, x[:]); err != nil {
+			return fh, err
+		}
+		fh.Len = uint64(binary.BigEndian.Uint16(x[:]))
+	case 127:
+		var x [8]byte
+		if _, err := io.ReadFull(r, x[:]); err != nil {
+			return fh, err
+		}
+		fh.Len = binary.BigEndian.Uint64(x[:])
+	}
+	return fh, nil
+}
+
+// Raw hands over the connection after the handshake, for verify's protocol checks, which
+// write frames no client may send and read every frame the server sends, control included.
+func (c *Conn) Raw() (net.Conn, *bufio.Reader) { return c.nc, c.br }
 
 // write sends one masked frame (clients must mask).
 func (c *Conn) write(op byte, payload []byte) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -17,7 +16,9 @@ import (
 // Load is study 003's procedure: Clients clients open /stream at Rate and Size and read for
 // Duration; the first Slow of them wait ReadDelay after every message (the study's 200 ms
 // slow clients), the rest read as fast as they can. Each delivery's latency, from the ts the
-// server put in it, goes into the recorder; /stream/stats is polled every second.
+// server put in it, goes into the recorder; /stream/stats is polled every second. Every
+// reader checks its messages: a gap the server did not count as dropped, a copy, a message
+// out of order or malformed is a fault.
 type Load struct {
 	Tag       string
 	Clients   int
@@ -26,13 +27,19 @@ type Load struct {
 	Rate      int
 	Size      int
 	Duration  time.Duration
+	// Lossless: the server was told BACKPRESSURE=off, under which the contract lets it drop
+	// nothing: any drop it counts is a fault too.
+	Lossless bool
 }
 
-// Feature is the contract part it needs.
-func (l Load) Feature() string { return "stream" }
+// minRateWindow is the least time a rate is counted over: a server that died sooner has no
+// rate, since a few milliseconds of reading what the kernel buffered say nothing of it.
+const minRateWindow = time.Second
 
-// Describe says what the load does.
-func (l Load) Describe() string {
+var _ load.Load = Load{}
+
+// Describe says what the load does: its readers, messages and length.
+func (l Load) Describe() load.Description {
 	rate := "as fast as the server can"
 	if l.Rate > 0 {
 		rate = fmt.Sprintf("%d/s each", l.Rate)
@@ -41,27 +48,31 @@ func (l Load) Describe() string {
 	if l.Slow > 0 {
 		readers = fmt.Sprintf("%d of %d clients reading one message every %s", l.Slow, l.Clients, l.ReadDelay)
 	}
-	return fmt.Sprintf("/stream push, %s, %d-byte messages %s, for %s", readers, l.Size, rate, l.Duration)
+	return load.Description{
+		Text:     fmt.Sprintf("/stream push, %s, %d-byte messages %s, for %s", readers, l.Size, rate, l.Duration),
+		Streams:  []results.StreamPlan{{Tag: l.Tag, Path: Path(l.Rate, l.Size), Mode: "push", Connections: l.Clients}},
+		Feature:  "stream",
+		Duration: l.Duration,
+		// the ETA's guess: the duration and the connecting
+		Expected: l.Duration + time.Duration(l.Clients)*time.Millisecond,
+	}
 }
 
-// Expected is the ETA's guess: the duration and the connecting.
-func (l Load) Expected() time.Duration { return l.Duration + time.Duration(l.Clients)*time.Millisecond }
-
-// Stream is its tag, for the results' plan.
-func (l Load) Stream() results.StreamPlan {
-	return results.StreamPlan{Tag: l.Tag, Path: Path(l.Rate, l.Size), Mode: "push", Connections: l.Clients}
-}
-
-// Run drives the load, keeping only the recorder's part (the Driver interface).
-func (l Load) Run(ctx context.Context, addr string, rec *load.Recorder) error {
-	_, err := l.Measure(ctx, addr, rec)
-	return err
-}
-
-// Measure drives the load and returns what the clients and the server's stats saw. It fails
+// Run drives the load and returns what the clients and the server's stats saw. It fails
 // only when no client could connect.
-func (l Load) Measure(ctx context.Context, addr string, rec *load.Recorder) (*results.Stream, error) {
-	out := &results.Stream{Clients: l.Clients, SlowClients: l.Slow, Rate: l.Rate, Size: l.Size,
+func (l Load) Run(ctx context.Context, target load.Target, rec *load.Recorder) (results.Figures, error) {
+	f, err := l.run(ctx, target.Addr, rec)
+	if f == nil {
+		return nil, err // a typed nil would read as figures
+	}
+	return f, err
+}
+
+func (l Load) run(ctx context.Context, addr string, rec *load.Recorder) (*Figures, error) {
+	// The load starts with the first connection: from then on the server generates, and
+	// what the clients read was made after it.
+	began := time.Now()
+	out := &Figures{Clients: l.Clients, SlowClients: l.Slow, Rate: l.Rate, Size: l.Size, Lossless: l.Lossless,
 		ReadDelayMs: float64(l.ReadDelay) / float64(time.Millisecond)}
 	readers := make([]*reader, l.Clients)
 	var wg sync.WaitGroup
@@ -104,7 +115,7 @@ func (l Load) Measure(ctx context.Context, addr string, rec *load.Recorder) (*re
 	if out.Connected == 0 {
 		return out, fmt.Errorf("no /stream client could connect to %s: %v", addr, firstErr)
 	}
-	rec.Update(l.Tag, func(st *load.TagStats) {
+	rec.Update(l.Tag, func(st *results.TagStats) {
 		if n := int64(l.Clients - out.Connected); n > 0 {
 			st.Errors["connect"] += n
 		}
@@ -130,44 +141,53 @@ func (l Load) Measure(ctx context.Context, addr string, rec *load.Recorder) (*re
 	})
 	wg.Wait()
 	stop()
-	elapsed := time.Since(start)
+	// Ended early: the server died (the lab ends the load then), or Ctrl-C.
+	out.CutShort = ctx.Err() != nil
+	window := time.Since(began)
 	close(stopPoll)
 	<-pollDone
 
-	var rates []float64
 	for _, r := range readers {
-		if r == nil {
-			continue
-		}
-		out.Delivered += r.got
-		out.Gaps += r.gaps
-		out.Malformed += r.malformed
-		out.OutOfOrder += r.reordered
-		if r.closedEarly {
-			out.ClosedEarly++
-		}
-		rates = append(rates, float64(r.got)/elapsed.Seconds())
-	}
-	out.PerSecond = float64(out.Delivered) / elapsed.Seconds()
-	slices.Sort(rates)
-	out.PerClient = results.Spread{Min: rates[0], Median: rates[len(rates)/2], Max: rates[len(rates)-1]}
-	rec.Update(l.Tag, func(st *load.TagStats) {
-		for kind, n := range map[string]int64{"malformed": out.Malformed, "out-of-order": out.OutOfOrder, "closed": int64(out.ClosedEarly)} {
-			if n > 0 {
-				st.Errors[kind] += n
+		if r != nil {
+			out.Delivered += r.got
+			out.Gaps += r.gaps
+			out.Malformed += r.malformed
+			out.OutOfOrder += r.reordered
+			out.Duplicated += r.dups
+			if r.closedEarly {
+				out.ClosedEarly++
 			}
 		}
+	}
+	if !out.CutShort || window >= minRateWindow {
+		out.Seconds = window.Seconds()
+		out.PerSecond = float64(out.Delivered) / out.Seconds
+		var rates []float64
+		for _, r := range readers {
+			if r != nil {
+				rates = append(rates, float64(r.got)/out.Seconds)
+			}
+		}
+		out.PerClient = results.SpreadOf(rates)
+	}
+	rec.Update(l.Tag, func(st *results.TagStats) {
+		if out.ClosedEarly > 0 {
+			st.Errors["closed"] += int64(out.ClosedEarly)
+		}
 	})
-	// The final counters, once the clients are gone; a server that cannot answer them
-	// within 2 s is recorded as unresponsive at the end.
-	if s, err := FetchStats(addr, 2*time.Second); err == nil {
+	// The final counters, once the clients are gone: the last poll of the timeline.
+	s, err := FetchStats(addr, 2*time.Second)
+	out.StatsTimeline = append(out.StatsTimeline, StatsSample{T: time.Since(start).Seconds(), OK: err == nil, Stats: s})
+	if err == nil {
 		out.Server, out.Responsive = &s, true
+	} else {
+		out.StatsFailed++
 	}
 	return out, nil
 }
 
 // poll samples /stream/stats every second until stop.
-func (l Load) poll(addr string, start time.Time, stop <-chan struct{}, out *results.Stream) {
+func (l Load) poll(addr string, start time.Time, stop <-chan struct{}, out *Figures) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -177,7 +197,7 @@ func (l Load) poll(addr string, start time.Time, stop <-chan struct{}, out *resu
 		case <-t.C:
 		}
 		s, err := FetchStats(addr, 2*time.Second)
-		sample := results.StatsSample{T: time.Since(start).Seconds(), OK: err == nil, StreamStats: s}
+		sample := StatsSample{T: time.Since(start).Seconds(), OK: err == nil, Stats: s}
 		if err != nil {
 			out.StatsFailed++
 		}
@@ -188,8 +208,8 @@ func (l Load) poll(addr string, start time.Time, stop <-chan struct{}, out *resu
 var statsClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 
 // FetchStats asks the server at addr for /stream/stats.
-func FetchStats(addr string, timeout time.Duration) (results.StreamStats, error) {
-	var s results.StreamStats
+func FetchStats(addr string, timeout time.Duration) (Stats, error) {
+	var s Stats
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/stream/stats", nil)
@@ -216,9 +236,42 @@ type reader struct {
 	c                    *Conn
 	slow                 bool
 	got, gaps, malformed int64
-	reordered            int64
-	next                 int64
+	reordered, dups      int64
+	next                 int64 // the seq due next
+	missed               gapLog
 	closedEarly          bool
+}
+
+// gapLog remembers a reader's last gaps, so that a message that comes after a later one can
+// be told apart: one that fills a gap is out of order (and was no gap), any other is a copy.
+// An honest server sends seqs only upwards, so the log is read only when something is wrong.
+type gapLog struct {
+	ranges [gapMemory][2]int64 // [from, to) of seqs skipped
+	n      int
+}
+
+const gapMemory = 64
+
+func (g *gapLog) add(from, to int64) {
+	g.ranges[g.n%gapMemory] = [2]int64{from, to}
+	g.n++
+}
+
+// fill takes seq out of the gap that holds it, if a remembered one does.
+func (g *gapLog) fill(seq int64) bool {
+	for i := range min(g.n, gapMemory) {
+		r := &g.ranges[i]
+		if seq >= r[0] && seq < r[1] {
+			if seq == r[0] {
+				r[0]++
+			} else {
+				// the rest of the range after seq is lost to the log: a gap seldom fills twice
+				r[1] = seq
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // slowReceiveBuffer is a slow reader's socket buffer: what it has not read waits in the
@@ -257,10 +310,15 @@ func (r *reader) read(ctx context.Context, l Load, rec *load.Recorder, deadline 
 		switch {
 		case seq > r.next:
 			r.gaps += seq - r.next
-		case seq < r.next:
+			r.missed.add(r.next, seq)
+		case seq < r.next && r.missed.fill(seq):
 			r.reordered++
+			r.gaps--
+		case seq < r.next:
+			r.dups++
+			continue // a copy is no second delivery
 		}
-		r.next = seq + 1
+		r.next = max(r.next, seq+1)
 		r.got++
 		arrived := r.c.Arrived
 		if r.slow {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime"
@@ -13,8 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/arena-lab/arena/internal/results"
+	"unicode/utf8"
 )
 
 // Server is the lab's reference producer: the contract done plainly in Go, for verify's own
@@ -144,6 +144,8 @@ type client struct {
 	done       chan struct{}
 	closeOnce  sync.Once
 	wake       chan struct{}
+	wmu        sync.Mutex // one writer at a time on w: the sender, or the reader's control frames
+	closed     bool       // a close frame went out: nothing more may follow
 	mu         sync.Mutex
 	queue      [][]byte // waiting messages, oldest first (a ring would save the copy; this is the reference)
 	seq        int64
@@ -151,41 +153,103 @@ type client struct {
 
 func (c *client) stop() { c.closeOnce.Do(func() { close(c.done) }) }
 
-// readUntilClose discards what the client sends and stops the client when it goes.
+// readUntilClose reads what the client sends until it goes: data is ignored, as the
+// contract says, but the protocol is kept (RFC 6455): a ping gets its pong, a close its close,
+// and a frame no client may send fails the connection with 1002 (1007 for text that is not
+// UTF-8, 1009 for a frame over MaxSize).
 func (c *client) readUntilClose(br *bufio.Reader) {
 	defer c.stop()
+	var text []byte // the text message being assembled, to check its UTF-8
+	inMessage := false
 	for {
-		var h [2]byte
-		if _, err := readFull(br, h[:]); err != nil {
+		h, err := ReadFrameHeader(br)
+		if err != nil {
 			return
 		}
-		n := int64(h[1] & 0x7f)
-		switch n {
-		case 126:
-			var x [2]byte
-			if _, err := readFull(br, x[:]); err != nil {
+		control := h.Op >= 8
+		switch {
+		case !h.Masked || h.RSV != 0 || h.Op > 0xa || (h.Op > 2 && h.Op < 8),
+			control && (h.Len > 125 || !h.Fin),
+			h.Op == 0 && !inMessage, (h.Op == 1 || h.Op == 2) && inMessage:
+			c.closeWith(1002)
+			return
+		case h.Len > MaxSize:
+			c.closeWith(1009)
+			return
+		}
+		var key [4]byte
+		payload := make([]byte, h.Len)
+		if _, err := io.ReadFull(br, key[:]); err != nil {
+			return
+		}
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return
+		}
+		for i := range payload {
+			payload[i] ^= key[i%4]
+		}
+		switch h.Op {
+		case 8:
+			c.closeWith(closeAnswer(payload))
+			return
+		case 9:
+			c.control(10, payload)
+			continue
+		case 10:
+			continue
+		}
+		if h.Op == 1 || (h.Op == 0 && text != nil) {
+			text = append(text, payload...)
+		}
+		inMessage = !h.Fin
+		if h.Fin {
+			if text != nil && !utf8.Valid(text) {
+				c.closeWith(1007)
 				return
 			}
-			n = int64(x[0])<<8 | int64(x[1])
-		case 127:
-			return // nobody sends /stream 64 KiB
-		}
-		if _, err := br.Discard(int(n) + 4); err != nil || h[0]&0x0f == 8 {
-			return
+			text = nil
 		}
 	}
 }
 
-func readFull(br *bufio.Reader, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := br.Read(b[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
+// closeAnswer is the code to answer a client's close with: its own when valid (none when it
+// gave none), 1002 when it is no code a peer may send (RFC 6455 7.4).
+func closeAnswer(payload []byte) int {
+	if len(payload) == 0 {
+		return 0
 	}
-	return n, nil
+	if len(payload) == 1 || !utf8.Valid(payload[2:]) {
+		return 1002
+	}
+	code := int(payload[0])<<8 | int(payload[1])
+	switch {
+	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1011, code >= 3000 && code <= 4999:
+		return code
+	}
+	return 1002
+}
+
+// control sends a control frame between the data frames.
+func (c *client) control(op byte, payload []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closed {
+		return
+	}
+	_, _ = c.w.Write(append([]byte{0x80 | op, byte(len(payload))}, payload...))
+	_ = c.w.Flush()
+}
+
+// closeWith sends the close frame (code 0: none), after which nothing more is sent.
+func (c *client) closeWith(code int) {
+	var payload []byte
+	if code != 0 {
+		payload = []byte{byte(code >> 8), byte(code)}
+	}
+	c.control(8, payload)
+	c.wmu.Lock()
+	c.closed = true
+	c.wmu.Unlock()
 }
 
 func (c *client) make() []byte {
@@ -226,6 +290,9 @@ func (c *client) generate() {
 		}
 		made += int64(n)
 		c.s.generated.Add(int64(n))
+		if !c.s.backpressure { // handed on at once: sent when generated
+			c.s.sent.Add(int64(n))
+		}
 		c.mu.Lock()
 		c.queue = append(c.queue, batch...)
 		if c.s.backpressure && len(c.queue) > MaxQueue {
@@ -267,11 +334,10 @@ func (c *client) send() {
 			if n == 0 {
 				break
 			}
-			c.s.sent.Add(int64(n))
-			for _, m := range out {
-				_, _ = c.w.Write(m)
+			if c.s.backpressure {
+				c.s.sent.Add(int64(n))
 			}
-			if err := c.w.Flush(); err != nil {
+			if !c.write(out) {
 				c.stop()
 				return
 			}
@@ -279,24 +345,45 @@ func (c *client) send() {
 	}
 }
 
-// blast formats and writes messages until the client goes.
+// write sends messages and flushes them; false when the connection failed or was closed.
+func (c *client) write(msgs [][]byte) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closed {
+		return false
+	}
+	for _, m := range msgs {
+		_, _ = c.w.Write(m)
+	}
+	return c.w.Flush() == nil
+}
+
+// blast formats and writes messages until the client goes, 256 at a time between the
+// reader's control frames.
 func (c *client) blast() {
 	buf := make([]byte, 0, c.size+16)
-	for n := 0; ; n++ {
-		buf = appendFrame(buf[:0], c.seq, time.Now().UnixMicro(), c.size)
-		c.seq++
-		if _, err := c.w.Write(buf); err != nil {
+	for {
+		c.wmu.Lock()
+		var err error
+		for range 256 {
+			buf = appendFrame(buf[:0], c.seq, time.Now().UnixMicro(), c.size)
+			c.seq++
+			if _, err = c.w.Write(buf); err != nil {
+				break
+			}
+		}
+		closed := c.closed
+		c.wmu.Unlock()
+		if err != nil || closed {
 			c.stop()
 			return
 		}
-		if n%256 == 0 {
-			c.s.generated.Add(256)
-			c.s.sent.Add(256)
-			select {
-			case <-c.done:
-				return
-			default:
-			}
+		c.s.generated.Add(256)
+		c.s.sent.Add(256)
+		select {
+		case <-c.done:
+			return
+		default:
 		}
 	}
 }
@@ -323,9 +410,6 @@ func decimals(n int64) int {
 	}
 	return d
 }
-
-// Stats is /stream/stats.
-type Stats = results.StreamStats
 
 // writeBuffer is a client's send buffer: large for the blast producer, whose cost is mostly
 // the syscalls it makes.

@@ -53,7 +53,7 @@ func TestFastReadersGetEveryMessageInOrder(t *testing.T) {
 	}
 	defer s.Close()
 	rec := load.NewRecorder(time.Now(), nil)
-	out, err := Load{Tag: "stream", Clients: 4, Rate: 2000, Size: 250, Duration: 1500 * time.Millisecond}.Measure(context.Background(), s.Addr(), rec)
+	out, err := Load{Tag: "stream", Clients: 4, Rate: 2000, Size: 250, Duration: 1500 * time.Millisecond}.run(context.Background(), s.Addr(), rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestSlowReadersWithBackpressureSeeDrops(t *testing.T) {
 	}
 	defer s.Close()
 	rec := load.NewRecorder(time.Now(), nil)
-	out, err := Load{Tag: "stream", Clients: 3, Slow: 3, ReadDelay: 50 * time.Millisecond, Rate: 0, Size: 250, Duration: 2 * time.Second}.Measure(context.Background(), s.Addr(), rec)
+	out, err := Load{Tag: "stream", Clients: 3, Slow: 3, ReadDelay: 50 * time.Millisecond, Rate: 0, Size: 250, Duration: 2 * time.Second}.run(context.Background(), s.Addr(), rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,5 +100,62 @@ func TestRefusedUpgradeIsAHandshakeError(t *testing.T) {
 	he, ok := err.(*HandshakeError)
 	if !ok || he.Status != 400 || !strings.Contains(string(he.Body), "size") {
 		t.Fatalf("size=8: %v", err)
+	}
+}
+
+// A seq below the one due is out of order when it fills a gap the reader saw (and the gap is
+// then no loss), and a copy otherwise.
+func TestGapLogTellsLateFromCopy(t *testing.T) {
+	var g gapLog
+	g.add(5, 8) // 5, 6, 7 skipped
+	g.add(20, 21)
+	for _, tt := range []struct {
+		seq  int64
+		fill bool
+	}{{6, true}, {6, false}, {5, true}, {7, false}, {20, true}, {20, false}, {3, false}, {30, false}} {
+		if got := g.fill(tt.seq); got != tt.fill {
+			t.Errorf("fill(%d) = %v, want %v", tt.seq, got, tt.fill)
+		}
+	}
+	var many gapLog
+	for i := int64(0); i < 2*gapMemory; i++ {
+		many.add(10*i, 10*i+1)
+	}
+	if many.fill(0) || !many.fill(10*(2*gapMemory-1)) {
+		t.Error("the log keeps the latest gaps, not the first")
+	}
+}
+
+// A load the lab ends early has its rate over the time from its start to its end, or none
+// when that was under a second.
+func TestACutShortLoadHasItsRateOverItsTime(t *testing.T) {
+	s, err := StartServer("127.0.0.1:0", ServerOptions{Backpressure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := Load{Tag: "stream", Clients: 2, Rate: 1000, Size: 250, Duration: 20 * time.Second}
+	for _, tt := range []struct {
+		after   time.Duration
+		hasRate bool
+	}{{200 * time.Millisecond, false}, {1500 * time.Millisecond, true}} {
+		ctx, cancel := context.WithTimeout(context.Background(), tt.after)
+		began := time.Now()
+		out, err := l.run(ctx, s.Addr(), load.NewRecorder(time.Now(), nil))
+		took := time.Since(began)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, numbered := out.Numbers()[NumberDelivered]
+		switch {
+		case !out.CutShort || out.Delivered == 0:
+			t.Errorf("ended after %s: %+v; want cut short with deliveries", tt.after, out)
+		case !tt.hasRate && (out.Seconds != 0 || out.PerSecond != 0 || numbered):
+			t.Errorf("ended after %s: rate %.0f over %.2f s; want none", tt.after, out.PerSecond, out.Seconds)
+		case tt.hasRate && (out.Seconds < tt.after.Seconds() || out.Seconds > took.Seconds() || !numbered ||
+			out.PerSecond != float64(out.Delivered)/out.Seconds):
+			t.Errorf("ended after %s (took %s): %d over %.2f s = %.0f/s; want the rate over the time it ran", tt.after, took, out.Delivered, out.Seconds, out.PerSecond)
+		}
 	}
 }

@@ -20,8 +20,26 @@ import (
 	"github.com/arena-lab/arena/internal/downstream"
 )
 
+// Version names the check list. A verify stamp of another version is not trusted, so that a
+// new or changed check re-verifies builds that passed the old list: raise it with every such
+// change.
+const Version = 2
+
+// The groups of checks, one per part of the contract. A contender is measured on a scenario
+// when the groups that scenario needs passed (TechEmpower verifies each test type apart); a
+// failed http group keeps it out of everything.
+const (
+	GroupHTTP   = "http"
+	GroupChat   = "chat"
+	GroupStream = "stream"
+)
+
+// Groups are every group, in the order they run and are reported.
+var Groups = []string{GroupHTTP, GroupChat, GroupStream}
+
 // Check is one rule, checked.
 type Check struct {
+	Group  string        `json:"group"`
 	Name   string        `json:"name"`
 	OK     bool          `json:"ok"`
 	Detail string        `json:"detail,omitempty"`
@@ -44,6 +62,56 @@ func (r Report) Passed() bool {
 	return len(r.Checks) > 0
 }
 
+// PassedGroups reports whether every named group was checked and passed.
+func (r Report) PassedGroups(groups ...string) bool {
+	for _, g := range groups {
+		if t := r.Tally(g); t.Total == 0 || t.Passed < t.Total {
+			return false
+		}
+	}
+	return true
+}
+
+// Tally counts one group's checks.
+type Tally struct {
+	Group         string
+	Passed, Total int
+}
+
+// Tally counts the checks of group.
+func (r Report) Tally(group string) Tally {
+	t := Tally{Group: group}
+	for _, c := range r.Checks {
+		if c.Group == group {
+			t.Total++
+			if c.OK {
+				t.Passed++
+			}
+		}
+	}
+	return t
+}
+
+// String is "http 38/38 ✓" or "stream 20/21 ✗".
+func (t Tally) String() string {
+	mark := "✓"
+	if t.Passed < t.Total {
+		mark = "✗"
+	}
+	return fmt.Sprintf("%s %d/%d %s", t.Group, t.Passed, t.Total, mark)
+}
+
+// Summary tallies every group that was checked: "http 38/38 ✓, chat 12/12 ✓, stream 20/21 ✗".
+func (r Report) Summary() string {
+	var parts []string
+	for _, g := range Groups {
+		if t := r.Tally(g); t.Total > 0 {
+			parts = append(parts, t.String())
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Failures lists the failed checks' names and details.
 func (r Report) Failures() []string {
 	var out []string
@@ -54,6 +122,14 @@ func (r Report) Failures() []string {
 	}
 	return out
 }
+
+// tolerated is an answer short of the RFC's that a check accepts, with its reason: the server
+// stays safe (it refuses, closes, or ignores the input and goes on, its others unaffected). The
+// check passes and its detail says what was tolerated, so that the output shows which stack
+// answered so.
+type tolerated string
+
+func (t tolerated) Error() string { return "tolerated: " + string(t) }
 
 // request is one row of the contract as a check.
 type request struct {
@@ -165,6 +241,7 @@ func downstreamChecks() []request {
 		{name: "/data/2 through the downstream", path: "/data/2", status: 200, ctype: appJSON, body: jsonEqual(downstream.Data2)},
 		bad("/data/3: downstream 404 → 404", "/data/3", 404),
 		bad(fmt.Sprintf("/data/%d: downstream 500 → 502", downstream.FailingID), fmt.Sprintf("/data/%d", downstream.FailingID), 502),
+		bad(fmt.Sprintf("/data/%d: downstream answers malformed JSON → 502", downstream.MalformedID), fmt.Sprintf("/data/%d", downstream.MalformedID), 502),
 		{name: fmt.Sprintf("/data/%d: no answer in 2 s → 502", downstream.HangingID), path: fmt.Sprintf("/data/%d", downstream.HangingID),
 			status: 502, ctype: appJSON, body: errorBody, bad: true, minTook: 1500 * time.Millisecond, maxTook: 5 * time.Second, deadline: 8 * time.Second},
 	}
@@ -242,70 +319,78 @@ func checkType(header, want string) error {
 	return fmt.Errorf("Content-Type %q, want %s", header, want)
 }
 
-// stillReady is the check run after every bad request.
-func stillReady(ctx context.Context, base, after string) Check {
-	c := request{name: "still ready after " + after, path: "/actuator/health/readiness", status: 200}.run(ctx, base)
-	return c
-}
-
-// runList runs checks in order; after a bad one, the server must still be ready.
-func runList(ctx context.Context, base string, list []request) []Check {
+// runList runs checks in order; after a bad one, the server must still be ready and the same
+// processes.
+func runList(ctx context.Context, s *Server, list []request) []Check {
 	var out []Check
 	for _, r := range list {
 		if ctx.Err() != nil {
 			break
 		}
-		out = append(out, r.run(ctx, base))
+		c := r.run(ctx, s.Base())
+		c.Group = GroupHTTP
+		out = append(out, c)
 		if r.bad {
-			out = append(out, stillReady(ctx, base, r.name))
+			out = append(out, s.after(ctx, GroupHTTP, r.name))
 		}
 	}
 	return out
 }
 
-// SelfChecks runs the checks that need no downstream, with the 10-s default of /delayed
-// checked alongside so that it costs no extra time.
-func SelfChecks(ctx context.Context, base string) []Check {
+// SelfChecks runs the HTTP checks that need no downstream, then the abuse a server meets,
+// with the 10-s default of /delayed checked alongside so that it costs no extra time.
+func SelfChecks(ctx context.Context, s *Server) []Check {
 	var wg sync.WaitGroup
 	var slow Check
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		slow = request{name: "/delayed waits 10 s by default", path: "/delayed", status: 200, ctype: textPlain,
-			body: exactly("DELAYED"), minTook: 9900 * time.Millisecond, maxTook: 14 * time.Second, deadline: 20 * time.Second}.run(ctx, base)
+			body: exactly("DELAYED"), minTook: 9900 * time.Millisecond, maxTook: 14 * time.Second, deadline: 20 * time.Second}.run(ctx, s.Base())
+		slow.Group = GroupHTTP
 	}()
-	out := runList(ctx, base, selfChecks())
+	out := runList(ctx, s, selfChecks())
+	out = append(out, AbuseChecks(ctx, s)...)
 	wg.Wait()
 	return append(out, slow)
 }
 
-// DownstreamChecks runs the checks against the lab's downstream ds, and checks that the
-// contender really called it and reused its connections.
-func DownstreamChecks(ctx context.Context, base string, ds *downstream.Server) []Check {
+// DownstreamChecks runs the checks against the lab's downstream ds, checks that the
+// contender really called it and reused its connections, and ends with the downstream gone:
+// a refused connection is a 502 too.
+func DownstreamChecks(ctx context.Context, s *Server, ds *downstream.Server) []Check {
 	before := ds.Requests()
-	out := runList(ctx, base, downstreamChecks())
-	if ds.Requests() == before {
-		out = append(out, Check{Name: "/data/{id} calls DOWNSTREAM_URL", Detail: "the downstream saw no request"})
-	} else {
-		out = append(out, Check{Name: "/data/{id} calls DOWNSTREAM_URL", OK: true})
+	out := runList(ctx, s, downstreamChecks())
+	called := Check{Group: GroupHTTP, Name: "/data/{id} calls DOWNSTREAM_URL", OK: ds.Requests() > before}
+	if !called.OK {
+		called.Detail = "the downstream saw no request"
 	}
-	// Twenty calls in a row: a client that keeps connections alive reuses them. A stack that
-	// spreads calls over one pool per event loop may open one per loop, so the bar is that
-	// most calls reuse a connection, not that exactly one is open.
+	out = append(out, called, keptAlive(ctx, s, ds))
+	// Last, as it ends the downstream: a refused connection (and a pooled one that closed).
+	_ = ds.Close()
+	return append(out, runList(ctx, s, []request{
+		{name: "/data/1: downstream refuses the connection → 502", path: "/data/1", status: 502, ctype: appJSON, body: errorBody, bad: true, maxTook: 5 * time.Second},
+	})...)
+}
+
+// keptAlive makes twenty calls in a row: a client that keeps connections alive reuses them. A
+// stack that spreads calls over one pool per event loop may open one per loop, so the bar is
+// that most calls reuse a connection, not that exactly one is open.
+func keptAlive(ctx context.Context, s *Server, ds *downstream.Server) Check {
 	const calls, maxNew = 20, 10
 	conns := ds.Connections()
 	var failed error
 	for i := 0; i < calls && failed == nil; i++ {
-		if c := (request{name: "keep-alive", path: "/data/1", status: 200}).run(ctx, base); !c.OK {
+		if c := (request{name: "keep-alive", path: "/data/1", status: 200}).run(ctx, s.Base()); !c.OK {
 			failed = errors.New(c.Detail)
 		}
 	}
 	opened := ds.Connections() - conns
-	keep := Check{Name: fmt.Sprintf("downstream connections are kept alive (%d calls)", calls), OK: failed == nil && opened <= maxNew}
+	keep := Check{Group: GroupHTTP, Name: fmt.Sprintf("downstream connections are kept alive (%d calls)", calls), OK: failed == nil && opened <= maxNew}
 	if failed != nil {
 		keep.Detail = failed.Error()
 	} else if !keep.OK {
 		keep.Detail = fmt.Sprintf("%d new connections for %d sequential calls: most should reuse one", opened, calls)
 	}
-	return append(out, keep)
+	return keep
 }

@@ -5,6 +5,7 @@ package chat
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -61,33 +62,32 @@ func levelName(rooms, users int) string { return fmt.Sprintf("r%d-u%d", rooms, u
 
 // Plan builds the ladders of the preset; quick keeps few users and 200 messages.
 func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
-	preset := o.Preset
-	if preset == "" {
-		preset = "seed"
+	r, err := o.Resolve(s)
+	if err != nil {
+		return scenario.Plan{}, err
 	}
+	preset := r.Preset
 	ladders := seedLadders
 	msgs := messages
 	switch {
 	case preset == "scale":
 		ladders = scaleLadders
-	case preset != "seed":
-		return scenario.Plan{}, fmt.Errorf("chat has no preset %q (presets: %s)", preset, strings.Join(s.Presets(), ", "))
-	case o.Quick:
+	case r.Quick:
 		ladders, msgs = quickLadders, 200
 	}
-	wait := linger
-	if o.Timeout > 0 {
-		wait = o.Timeout
-	}
-	plan := scenario.Plan{Preset: preset, Notes: []string{
+	wait := r.Timeout(linger)
+	plan := scenario.Plan{Preset: preset, Headline: []results.Headline{
+		{Figure: "mean", Tag: Tag, Per: results.PerCurve, Label: "mean delivery latency at the most users", Unit: "ms"},
+	}, Notes: []string{
 		fmt.Sprintf("Every user joins, waits %s, then sends %d messages %s apart; a user is done when it has every message of its room, its own included (or %s after the last send).", joinWait, msgs, period, wait),
-		"Latency is from the send time each message carries to its arrival, every delivery counted once (the study divided its sum by the wrong total when R > 1).",
+		"Latency is from the send time each message carries to its arrival, every delivery counted once (the study divided its sum by the wrong total when R > 1); a copy of a message adds no delivery and no latency.",
+		fmt.Sprintf("Each member reads on %s after its last expected message, so that a late copy or another room's message is caught: lost, duplicated, out-of-order and leaked messages are delivery faults, and a contender with any is judged faults.", chatload.DefaultGrace),
 		"Only contenders with /chat (features = [\"chat\"]) are measured; the others are listed as unsupported.",
 	}}
 	if preset == "scale" {
-		plan.Notes = append(plan.Notes, fmt.Sprintf("A contender's ladder stops at the first level with a lost, duplicated or reordered message or a p99 over %s.", brokenP99))
+		plan.Notes = append(plan.Notes, fmt.Sprintf("A contender's ladder stops at the first level with a lost, duplicated, reordered or leaked message or a p99 over %s.", brokenP99))
 		plan.Broken = func(c results.Cell) bool {
-			if c.Outcome.Status != results.OutcomeOK {
+			if c.Outcome.Status != results.OutcomeOK || len(c.Faults) > 0 {
 				return true
 			}
 			for _, t := range c.Tags {
@@ -102,7 +102,7 @@ func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
 		for _, u := range ld.users {
 			plan.Levels = append(plan.Levels, scenario.Level{
 				Name: levelName(ld.rooms, u), Group: groupName(ld.rooms), X: float64(u), XName: "users per room",
-				Driver: chatload.Load{Tag: Tag, Rooms: ld.rooms, Users: u, Messages: msgs, Period: period, JoinWait: joinWait, Linger: wait},
+				Load: chatload.Load{Tag: Tag, Rooms: ld.rooms, Users: u, Messages: msgs, Period: period, JoinWait: joinWait, Linger: wait},
 			})
 		}
 	}
@@ -148,11 +148,18 @@ func levelsOf(run *results.Run, group string) []results.Level {
 	return ls
 }
 
+// The verdicts: every delivery arrived once and in order (and no other room's), or some did
+// not.
+var (
+	Complete = scenario.Word{Text: "complete", Tone: results.Good}
+	Faults   = scenario.Faults
+)
+
 func judge(run *results.Run, contender, group string) (results.Verdict, bool) {
-	v := results.Verdict{Contender: contender, Level: group}
 	var parts []string
 	faulty := false
 	measured := 0
+	var inconclusive *scenario.Word
 	for _, l := range levelsOf(run, group) {
 		for _, cs := range run.Summary {
 			if cs.Contender != contender || cs.Level != l.Name {
@@ -160,8 +167,7 @@ func judge(run *results.Run, contender, group string) (results.Verdict, bool) {
 			}
 			if !slices.Contains(cs.Outcomes, results.OutcomeOK) {
 				if slices.Contains(cs.Outcomes, results.OutcomeUnsupported) {
-					v.Verdict, v.Why = "unsupported", "no /chat: see the contender's README"
-					return v, true
+					return scenario.Unsupported.Verdict(contender, group, "no /chat: see the contender's README"), true
 				}
 				parts = append(parts, fmt.Sprintf("%.0f users: %s", l.X, strings.Join(cs.Outcomes, ",")))
 				// A level skipped because a lower one broke (scale) lost nothing: the level
@@ -169,31 +175,48 @@ func judge(run *results.Run, contender, group string) (results.Verdict, bool) {
 				faulty = faulty || slices.ContainsFunc(cs.Outcomes, func(o string) bool { return o != results.OutcomeSkipped })
 				continue
 			}
+			if w, disturbed := scenario.Disturbed(cs); disturbed && !cs.Faulty() { // faults are the server's at any pace
+				inconclusive = &w
+				parts = append(parts, fmt.Sprintf("%.0f users: %s, not judged", l.X, w.Cause()))
+				continue
+			}
 			for _, t := range cs.Tags {
 				measured++
 				desc := fmt.Sprintf("%.0f users: mean %s, p99 %s", l.X, results.FormatMs(t.Merged.Mean), results.FormatMs(t.Merged.P99))
+				var wrong []string
+				if cs.Faulty() {
+					wrong = append(wrong, results.FormatFaults(cs.Faults))
+				}
 				if t.Errors > 0 {
-					desc += fmt.Sprintf(" (%s)", kinds(t.ErrKinds))
+					wrong = append(wrong, kinds(t.ErrKinds))
+				}
+				if len(wrong) > 0 {
+					desc += fmt.Sprintf(" (%s)", strings.Join(wrong, ", "))
 					faulty = true
 				}
 				parts = append(parts, desc)
 			}
 		}
 	}
-	if measured == 0 && !faulty {
-		return v, false
+	var w scenario.Word
+	switch {
+	case faulty:
+		w = Faults
+	case measured > 0:
+		w = Complete
+	case inconclusive != nil:
+		w = *inconclusive
+	default:
+		return results.Verdict{}, false
 	}
-	v.Verdict = "complete"
-	if faulty {
-		v.Verdict = "faults"
-	}
-	v.Why = strings.Join(parts, "; ")
-	return v, true
+	return w.Verdict(contender, group, strings.Join(parts, "; ")), true
 }
 
+// kinds writes a tag's transport failures: members that could not join or were dropped,
+// and, in results written before faults had their own field, the delivery faults.
 func kinds(m map[string]int64) string {
 	var out []string
-	for _, k := range []string{chatload.FaultMissing, chatload.FaultDuplicated, chatload.FaultReordered, chatload.FaultClosed, chatload.FaultConnect} {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if m[k] > 0 {
 			out = append(out, fmt.Sprintf("%d %s", m[k], k))
 		}
@@ -264,13 +287,13 @@ func compare(run *results.Run, idx scenario.Summaries, a, b string, levels []str
 func verdictOf(wins, of int) string {
 	switch {
 	case of == 0:
-		return "untested"
+		return results.ClaimUntested
 	case wins == of:
-		return "holds"
+		return results.ClaimHolds
 	case wins*2 >= of:
-		return "partly"
+		return results.ClaimPartly
 	}
-	return "fails"
+	return results.ClaimFails
 }
 
 func allLevels(run *results.Run) []string {
@@ -284,7 +307,7 @@ func allLevels(run *results.Run) []string {
 func claimBusCosts(run *results.Run, idx scenario.Summaries) results.Claim {
 	c := results.Claim{ID: "a", Text: "Vert.x with the EventBus has higher latency and uses more CPU than without it."}
 	if !present(run, idx, "vertx", "vertx-eventbus") {
-		c.Verdict, c.Why = "untested", "needs vertx and vertx-eventbus"
+		c.Verdict, c.Why = results.ClaimUntested, "needs vertx and vertx-eventbus"
 		return c
 	}
 	wins, of := compare(run, idx, "vertx-eventbus", "vertx", allLevels(run), func(bus, plain figure) bool {
@@ -298,7 +321,7 @@ func claimBusCosts(run *results.Run, idx scenario.Summaries) results.Claim {
 func claimNodeWorst(run *results.Run, idx scenario.Summaries) results.Claim {
 	c := results.Claim{ID: "b", Text: "Single-process Node.js has the worst latency, and cluster improves it."}
 	if !present(run, idx, "node-express", "node-express-cluster") {
-		c.Verdict, c.Why = "untested", "needs node-express and node-express-cluster"
+		c.Verdict, c.Why = results.ClaimUntested, "needs node-express and node-express-cluster"
 		return c
 	}
 	var worst, improved, of int
@@ -329,7 +352,7 @@ func claimNodeWorst(run *results.Run, idx scenario.Summaries) results.Claim {
 func claimTomcatBest(run *results.Run, idx scenario.Summaries) results.Claim {
 	c := results.Claim{ID: "c", Text: "Spring on Tomcat has the best latency, Akka (Play) the next best after the two Spring stacks (among the study's stacks)."}
 	if !present(run, idx, "spring-mvc", "play-akka") {
-		c.Verdict, c.Why = "untested", "needs spring-mvc and play-akka"
+		c.Verdict, c.Why = results.ClaimUntested, "needs spring-mvc and play-akka"
 		return c
 	}
 	var best, second, of int
@@ -377,18 +400,16 @@ func claimTomcatBest(run *results.Run, idx scenario.Summaries) results.Claim {
 	}
 	c.Verdict = verdictOf(best+second, 2*of)
 	if of == 0 {
-		c.Verdict = "untested"
+		c.Verdict = results.ClaimUntested
 	}
 	c.Why = "fastest by mean latency at each room count's largest level: " + strings.Join(why, "; ")
 	return c
 }
 
+// claimMemory: (d) Node.js uses the least memory, and Vert.x with the EventBus and Akka use
+// more above 40 users, "with any number of rooms" (the study's words): all users of a level.
 func claimMemory(run *results.Run, idx scenario.Summaries) results.Claim {
 	c := results.Claim{ID: "d", Text: "Node.js uses the least memory (among the study's stacks); Vert.x with EventBus and Akka use more memory above 40 users."}
-	if !present(run, idx, "node-express") {
-		c.Verdict, c.Why = "untested", "needs node-express"
-		return c
-	}
 	var least, of int
 	for _, l := range allLevels(run) {
 		node, ok := at(idx, "node-express", l)
@@ -406,13 +427,17 @@ func claimMemory(run *results.Run, idx scenario.Summaries) results.Claim {
 			least++
 		}
 	}
-	// The rise: peak RSS above 40 users against at or below 40, in the one-room ladder.
+	leastPart := scenario.Part{Verdict: scenario.Count(least, of), Why: fmt.Sprintf("node-express the least memory at %d of %d levels", least, of)}
+	if of == 0 {
+		leastPart.Why = "node-express was not measured"
+	}
+	// The rise: peak RSS at levels of more than 40 users in all against those of 40 or fewer.
 	var rises, pairs int
 	for _, name := range []string{"vertx-eventbus", "play-akka"} {
 		var low, high float64
-		for _, l := range levelsOf(run, groupName(1)) {
+		for _, l := range run.Scenario.Levels {
 			if f, ok := at(idx, name, l.Name); ok {
-				if l.X <= 40 {
+				if usersOf(l) <= 40 {
 					low = max(low, f.rss)
 				} else {
 					high = max(high, f.rss)
@@ -426,12 +451,18 @@ func claimMemory(run *results.Run, idx scenario.Summaries) results.Claim {
 			}
 		}
 	}
-	switch {
-	case of == 0 && pairs == 0:
-		c.Verdict = "untested"
-	default:
-		c.Verdict = verdictOf(least+rises, of+pairs)
+	risePart := scenario.Part{Verdict: scenario.Count(rises, pairs), Why: fmt.Sprintf("vertx-eventbus/play-akka rise above 40 users in %d of %d", rises, pairs)}
+	if pairs == 0 {
+		risePart.Why = "the rise above 40 users needs vertx-eventbus or play-akka measured both above 40 users and at or below"
 	}
-	c.Why = fmt.Sprintf("node-express the least memory at %d of %d levels; vertx-eventbus/play-akka rise above 40 users in %d of %d", least, of, rises, pairs)
-	return c
+	return scenario.Combine(c, leastPart, risePart)
+}
+
+// usersOf is a level's users in all: rooms × users per room.
+func usersOf(l results.Level) int {
+	var rooms, users int
+	if _, err := fmt.Sscanf(l.Name, "r%d-u%d", &rooms, &users); err != nil {
+		return 0
+	}
+	return rooms * users
 }

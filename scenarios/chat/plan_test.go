@@ -58,12 +58,9 @@ func planOf(t *testing.T, o scenario.Options) scenario.Plan {
 // driverOf is a level's chat load; it fails the test when the level has another kind of load.
 func driverOf(t *testing.T, lv scenario.Level) chatload.Load {
 	t.Helper()
-	if lv.Open != nil || lv.Closed != nil || lv.Driver == nil {
-		t.Fatalf("%s: open %v closed %v driver %v; want only a driver", lv.Name, lv.Open != nil, lv.Closed != nil, lv.Driver != nil)
-	}
-	l, ok := lv.Driver.(chatload.Load)
+	l, ok := lv.Load.(chatload.Load)
 	if !ok {
-		t.Fatalf("%s: driver is %T, want chat.Load", lv.Name, lv.Driver)
+		t.Fatalf("%s: load is %T, want chat.Load", lv.Name, lv.Load)
 	}
 	return l
 }
@@ -85,10 +82,10 @@ func checkLevel(t *testing.T, lv scenario.Level, w rung, msgs int, linger time.D
 	if got, wantN := l.Deliveries(), int64(w.rooms*w.users*w.users*msgs); got != wantN {
 		t.Errorf("%s: %d deliveries, want %d", lv.Name, got, wantN)
 	}
-	if l.Feature() != "chat" {
-		t.Errorf("%s: feature %q, want chat", lv.Name, l.Feature())
+	if lv.Feature() != "chat" {
+		t.Errorf("%s: feature %q, want chat", lv.Name, lv.Feature())
 	}
-	if got, wantE := lv.Expected(), 2*time.Second+time.Duration(msgs)*10*time.Millisecond+2*time.Second; got != wantE {
+	if got, wantE := lv.Expected(), 2*time.Second+time.Duration(msgs)*10*time.Millisecond+chatload.DefaultGrace+2*time.Second; got != wantE {
 		t.Errorf("%s: expected %s, want %s", lv.Name, got, wantE)
 	}
 	d := scenario.Describe(lv)
@@ -231,12 +228,13 @@ func TestPlanScaleBroken(t *testing.T) {
 		{"p99 exactly 1 s", results.Cell{Outcome: ok, Tags: []results.Tag{tag(1000, nil)}}, false},
 		{"p99 just over 1 s", results.Cell{Outcome: ok, Tags: []results.Tag{tag(1000.5, nil)}}, true},
 		{"p99 10 s", results.Cell{Outcome: ok, Tags: []results.Tag{tag(10000, nil)}}, true},
-		{"one missing", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, map[string]int64{chatload.FaultMissing: 1})}}, true},
-		{"duplicated", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, map[string]int64{chatload.FaultDuplicated: 3})}}, true},
-		{"out of order", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, map[string]int64{chatload.FaultReordered: 2})}}, true},
+		{"one lost", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, nil)}, Faults: map[string]int64{results.FaultLost: 1}}, true},
+		{"duplicated", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, nil)}, Faults: map[string]int64{results.FaultDuplicated: 3}}, true},
+		{"out of order", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, nil)}, Faults: map[string]int64{results.FaultReordered: 2}}, true},
+		{"leaked", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, nil)}, Faults: map[string]int64{results.FaultLeaked: 1}}, true},
 		{"a member closed", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, map[string]int64{chatload.FaultClosed: 1})}}, true},
 		{"a member could not connect", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, map[string]int64{chatload.FaultConnect: 1})}}, true},
-		{"fault in a second tag", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, nil), tag(20, map[string]int64{chatload.FaultMissing: 1})}}, true},
+		{"an error in a second tag", results.Cell{Outcome: ok, Tags: []results.Tag{tag(20, nil), tag(20, map[string]int64{chatload.FaultClosed: 1})}}, true},
 		{"ok without tags", results.Cell{Outcome: ok}, false},
 		{"crashed", results.Cell{Outcome: results.Outcome{Status: results.OutcomeCrashed}, Tags: []results.Tag{tag(20, nil)}}, true},
 		{"unready", results.Cell{Outcome: results.Outcome{Status: results.OutcomeUnready}}, true},

@@ -42,39 +42,48 @@ func (Scenario) Title() string {
 func (Scenario) Study() string {
 	return "study 002 (seeds/002): Spring WebFlux annotated and functional vs Vert.x, /data/{id} over a downstream JSON service"
 }
-func (Scenario) Presets() []string { return []string{"seed"} }
 
-// Plan: both forms, each a warm-up then the measured closed loop.
+// Presets: seed (the study's ab: a count of requests after a count of warm-up) and steady
+// (warm-up until throughput settles, then a timed measurement).
+func (Scenario) Presets() []string { return []string{"seed", scenario.PresetSteady} }
+
+// Plan: both forms (self and lab), each a warm-up then the measured closed loop.
 func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
-	preset := o.Preset
-	if preset == "" {
-		preset = "seed"
+	r, err := o.Resolve(s)
+	if err != nil {
+		return scenario.Plan{}, err
 	}
-	if preset != "seed" {
-		return scenario.Plan{}, fmt.Errorf("downstream has no preset %q (presets: %s)", preset, strings.Join(s.Presets(), ", "))
+	timeout := r.Timeout(10 * time.Second)
+	// Planned time: the count at 1,000 requests/s, below the slowest stack's rate (WebFlux,
+	// its own downstream, on one core: about 1,300).
+	closed := func(t string, n int64, d time.Duration) load.ClosedLoop {
+		return load.ClosedLoop{Tag: t, Request: load.Request{Path: path}, Connections: connections, Requests: n, Duration: d, Timeout: timeout, Expect: time.Duration(n) * time.Millisecond}
 	}
-	warm, requests := int64(seedWarmup), int64(seedRequests)
-	if o.Quick {
-		warm, requests = quickWarmup, quickRequests
-	}
-	bound := 2 * time.Minute
-	if o.Duration > 0 {
-		bound = o.Duration
-	}
-	timeout := 10 * time.Second
-	if o.Timeout > 0 {
-		timeout = o.Timeout
-	}
-	closed := func(t string, n int64, d time.Duration) *load.ClosedLoop {
-		return &load.ClosedLoop{Tag: t, Request: load.Request{Path: path}, Connections: connections, Requests: n, Duration: d, Timeout: timeout}
-	}
-	plan := scenario.Plan{Preset: preset, Notes: []string{
-		fmt.Sprintf("%d connections, %d requests of warm-up, then %d measured, as the study (at most %s a level).", connections, warm, requests, bound),
-		"Level self: the contender is its own downstream (DOWNSTREAM_URL unset), as the study ran it, so one core serves both sides.",
-		"Level lab: the lab's own downstream serves the JSON from the client's CPUs, so the contender's core does only its own side.",
+	plan := scenario.Plan{Preset: r.Preset, Headline: []results.Headline{
+		{Figure: "rps", Tag: tag, Per: results.PerLevel, Label: "requests/s", Unit: "requests/s"},
 	}}
+	// Each level's load, and what runs before it.
+	var measure func() (load.Load, []load.Load)
+	if r.Preset == scenario.PresetSteady {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("%d connections on /data/1.", connections), r.SteadyNote())
+		measure = func() (load.Load, []load.Load) { return r.Steady(closed(tag, 0, 0)), nil }
+	} else {
+		warm, requests := int64(seedWarmup), int64(seedRequests)
+		if r.Quick {
+			warm, requests = quickWarmup, quickRequests
+		}
+		bound := r.Duration(2 * time.Minute)
+		plan.Notes = append(plan.Notes, fmt.Sprintf("%d connections, %d requests of warm-up, then %d measured, as the study (at most %s a level).", connections, warm, requests, bound))
+		measure = func() (load.Load, []load.Load) {
+			return closed(tag, requests, bound), []load.Load{closed("warmup", warm, bound)}
+		}
+	}
+	plan.Notes = append(plan.Notes,
+		"Level self: the contender is its own downstream (DOWNSTREAM_URL unset), as the study ran it, so one core serves both sides.",
+		"Level lab: the lab's own downstream serves the JSON from the client's CPUs, so the contender's core does only its own side.")
 	for _, name := range []string{LevelSelf, LevelLab} {
-		lv := scenario.Level{Name: name, Closed: closed(tag, requests, bound), Warmup: []*load.ClosedLoop{closed("warmup", warm, bound)}, Drain: 15 * time.Second}
+		lv := scenario.Level{Name: name}
+		lv.Load, lv.Warmup = measure()
 		if name == LevelLab {
 			lv.Downstream = &scenario.Downstream{}
 		}
@@ -94,31 +103,63 @@ func (Scenario) Judge(run *results.Run) ([]results.Verdict, []results.Claim) {
 			p99  float64
 		}
 		var entries []entry
+		var unranked []results.Verdict // client-bound or faulty: no place beside honest figures
 		for _, c := range run.Contenders {
 			if t, ok := idx.Tag(c.Name, level, tag); ok {
 				entries = append(entries, entry{c.Name, t.RPS.Median, t.Merged.P99})
+			} else if w, why, unjudged := scenario.Unjudged(idx[c.Name][level]); unjudged {
+				unranked = append(unranked, w.Verdict(c.Name, level, why+": not ranked"))
 			}
 		}
 		sort.SliceStable(entries, func(i, j int) bool { return entries[i].rps > entries[j].rps }) // ties keep run order
 		for i, e := range entries {
-			v := results.Verdict{Contender: e.name, Level: level,
-				Why: fmt.Sprintf("%.0f requests/s, p99 %s", e.rps, results.FormatMs(e.p99))}
+			why := fmt.Sprintf("%.0f requests/s, p99 %s", e.rps, results.FormatMs(e.p99))
 			share := e.rps / entries[0].rps
+			var w scenario.Word
 			switch {
 			case i == 0:
-				v.Verdict = "fastest"
+				w = scenario.Word{Text: "fastest", Tone: results.Good}
 			case share >= 0.9:
-				v.Verdict = "within 10 %"
+				w = scenario.Word{Text: "within 10 %", Tone: results.Good}
 			default:
-				v.Verdict = fmt.Sprintf("%.0f %% of fastest", share*100)
+				w = scenario.Word{Text: fmt.Sprintf("%.0f %% of fastest", share*100), Tone: results.Mixed}
 			}
 			if i > 0 {
-				v.Why += fmt.Sprintf(" (%s: %.0f)", entries[0].name, entries[0].rps)
+				why += fmt.Sprintf(" (%s: %.0f)", entries[0].name, entries[0].rps)
 			}
-			verdicts = append(verdicts, v)
+			if steady := scenario.SteadyWhy(idx, e.name, level); steady != "" {
+				why += "; " + steady
+			}
+			verdicts = append(verdicts, w.Verdict(e.name, level, why))
+		}
+		verdicts = append(verdicts, unranked...)
+	}
+	claims := []results.Claim{claimVertxFaster(idx), claimAnnotatedIsFunctional(idx)}
+	if run.Scenario.Preset == scenario.PresetSteady {
+		for i, names := range [][]string{{"vertx", "spring-webflux"}, {"spring-webflux", "spring-webflux-fn"}} {
+			claims[i] = inSteadyState(claims[i], idx, names)
 		}
 	}
-	return verdicts, []results.Claim{claimVertxFaster(idx), claimAnnotatedIsFunctional(idx)}
+	return verdicts, claims
+}
+
+// inSteadyState says that a claim was judged in the steady state, and how each contender's
+// warm-up went.
+func inSteadyState(c results.Claim, idx scenario.Summaries, names []string) results.Claim {
+	if c.Verdict == results.ClaimUntested {
+		return c
+	}
+	var how []string
+	for _, n := range names {
+		if w := scenario.SteadyWhy(idx, n, LevelSelf); w != "" {
+			how = append(how, w)
+		}
+	}
+	c.Why = "in the steady state: " + c.Why
+	if len(how) > 0 {
+		c.Why += " (" + strings.Join(how, "; ") + ")"
+	}
+	return c
 }
 
 func rps(idx scenario.Summaries, contender string) (float64, bool) {
@@ -131,18 +172,18 @@ func claimVertxFaster(idx scenario.Summaries) results.Claim {
 	v, okV := rps(idx, "vertx")
 	w, okW := rps(idx, "spring-webflux")
 	if !okV || !okW {
-		c.Verdict, c.Why = "untested", "needs vertx and spring-webflux at level self"
+		c.Verdict, c.Why = results.ClaimUntested, "needs vertx and spring-webflux at level self"
 		return c
 	}
 	r := v / w
 	c.Why = fmt.Sprintf("vertx %.0f, spring-webflux %.0f requests/s: %.2f×", v, w, r)
 	switch {
 	case r >= 2.0 && r <= 3.0:
-		c.Verdict = "holds"
+		c.Verdict = results.ClaimHolds
 	case r >= 1.25:
-		c.Verdict = "partly"
+		c.Verdict = results.ClaimPartly
 	default:
-		c.Verdict = "fails"
+		c.Verdict = results.ClaimFails
 	}
 	return c
 }
@@ -152,14 +193,14 @@ func claimAnnotatedIsFunctional(idx scenario.Summaries) results.Claim {
 	a, okA := rps(idx, "spring-webflux")
 	f, okF := rps(idx, "spring-webflux-fn")
 	if !okA || !okF {
-		c.Verdict, c.Why = "untested", "needs spring-webflux and spring-webflux-fn at level self"
+		c.Verdict, c.Why = results.ClaimUntested, "needs spring-webflux and spring-webflux-fn at level self"
 		return c
 	}
 	c.Why = fmt.Sprintf("annotated %.0f, functional %.0f requests/s", a, f)
 	if math.Abs(a-f) <= 0.10*math.Max(a, f) { // symmetric: neither form is the reference
-		c.Verdict = "holds"
+		c.Verdict = results.ClaimHolds
 	} else {
-		c.Verdict = "fails"
+		c.Verdict = results.ClaimFails
 	}
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
@@ -40,27 +41,24 @@ func TestPlan(t *testing.T) {
 				if lv.Name != name {
 					t.Errorf("level %d is %q, want %q", i, lv.Name, name)
 				}
-				if lv.Open != nil || lv.Closed == nil {
-					t.Fatalf("%s: open %v closed %v, want a closed loop", lv.Name, lv.Open != nil, lv.Closed != nil)
+				c, ok := lv.Load.(load.ClosedLoop)
+				if !ok {
+					t.Fatalf("%s: load %T, want a closed loop", lv.Name, lv.Load)
 				}
-				c := lv.Closed
 				if c.Tag != "data" || c.Request.Path != "/data/1" || c.Connections != 100 || c.Requests != tt.requests || c.Duration != tt.bound || c.Timeout != tt.timeout {
 					t.Errorf("%s: closed %s %s c=%d n=%d bound %s timeout %s; want data /data/1 c=100 n=%d bound %s timeout %s",
 						lv.Name, c.Tag, c.Request.Path, c.Connections, c.Requests, c.Duration, c.Timeout, tt.requests, tt.bound, tt.timeout)
 				}
-				w := lv.Warmup[0]
-				if w == nil {
-					t.Fatalf("%s: no warm-up", lv.Name)
+				w, ok := lv.Warmup[0].(load.ClosedLoop)
+				if !ok {
+					t.Fatalf("%s: warm-up %T, want a closed loop", lv.Name, lv.Warmup[0])
 				}
 				if w.Tag == c.Tag || w.Request.Path != "/data/1" || w.Connections != 100 || w.Requests != tt.warm || w.Duration <= 0 || w.Duration > tt.bound || w.Timeout != tt.timeout {
 					t.Errorf("%s: warm-up %s %s c=%d n=%d bound %s timeout %s; want /data/1 c=100 n=%d timeout %s",
 						lv.Name, w.Tag, w.Request.Path, w.Connections, w.Requests, w.Duration, w.Timeout, tt.warm, tt.timeout)
 				}
-				if w == c {
-					t.Errorf("%s: warm-up and measured load are one loop", lv.Name)
-				}
-				if lv.Drain <= 0 || lv.Expected() <= 0 {
-					t.Errorf("%s: drain %s, expected %s", lv.Name, lv.Drain, lv.Expected())
+				if lv.Expected() <= 0 {
+					t.Errorf("%s: expected %s", lv.Name, lv.Expected())
 				}
 			}
 			if self := plan.Levels[0]; self.Downstream != nil {
@@ -104,8 +102,14 @@ func TestScenarioDescription(t *testing.T) {
 type fig struct {
 	name, level string
 	rps, p99    float64
-	outcome     string // "" : ok
+	outcome     string // "" : ok; or one of the marks below
 }
+
+// Marks in fig.outcome for a cell that ended ok but is no verdict on the server.
+const (
+	clientBound = "ok, client-bound"
+	faulty      = "ok, with delivery faults"
+)
 
 func runOf(figs ...fig) *results.Run {
 	run := &results.Run{}
@@ -116,13 +120,17 @@ func runOf(figs ...fig) *results.Run {
 			run.Contenders = append(run.Contenders, results.Contender{Name: f.name})
 		}
 		outcome := f.outcome
-		if outcome == "" {
+		if outcome == "" || outcome == clientBound || outcome == faulty {
 			outcome = results.OutcomeOK
 		}
-		run.Summary = append(run.Summary, results.CellSummary{
-			Contender: f.name, Level: f.level, Repeats: 1, Outcomes: []string{outcome},
+		cs := results.CellSummary{
+			Contender: f.name, Level: f.level, Repeats: 1, Outcomes: []string{outcome}, ClientBnd: f.outcome == clientBound,
 			Tags: []results.TagSummary{{Tag: "data", Merged: results.Latency{Count: 10000, P99: f.p99}, RPS: results.Spread{Median: f.rps, Min: f.rps, Max: f.rps}}},
-		})
+		}
+		if f.outcome == faulty {
+			cs.Faults = map[string]int64{results.FaultDuplicated: 2}
+		}
+		run.Summary = append(run.Summary, cs)
 	}
 	return run
 }
@@ -170,6 +178,12 @@ func TestJudgeVerdicts(t *testing.T) {
 			{"b", "self", "fastest", ""},
 		}},
 		{"other levels are ignored", []fig{{"a", "other", 5000, 10, ""}}, nil},
+		{"a client-bound one is not ranked", []fig{{"a", "self", 5000, 10, clientBound}, {"b", "self", 1000, 10, ""}}, []want{
+			{"b", "self", "fastest", "1000 requests/s"}, {"a", "self", "inconclusive (client-bound)", "not ranked"},
+		}},
+		{"a faulty one is not ranked", []fig{{"a", "self", 5000, 10, faulty}, {"b", "self", 1000, 10, ""}}, []want{
+			{"b", "self", "fastest", "1000 requests/s"}, {"a", "self", "faults", "delivery faults: 2 duplicated: not ranked"},
+		}},
 		{"nobody", nil, nil},
 	}
 	for _, tt := range cases {
@@ -280,5 +294,55 @@ func TestJudgeClaimShape(t *testing.T) {
 	}
 	if strings.Join(ids, ",") != "a,b" {
 		t.Errorf("claims %v, want a and b", ids)
+	}
+}
+
+// The steady preset measures the same two levels in the steady state: no count of requests,
+// no warm-up of its own, a timed measurement after throughput settles.
+func TestPlanSteady(t *testing.T) {
+	for _, quick := range []bool{false, true} {
+		plan, err := Scenario{}.Plan(scenario.Options{Preset: "steady", Quick: quick, Duration: 12 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Preset != "steady" || len(plan.Levels) != 2 || plan.Levels[0].Name != "self" || plan.Levels[1].Name != "lab" {
+			t.Fatalf("plan %+v", plan)
+		}
+		for _, lv := range plan.Levels {
+			s, ok := lv.Load.(load.Steady)
+			if !ok {
+				t.Fatalf("%s: load %T, want load.Steady", lv.Name, lv.Load)
+			}
+			if len(lv.Warmup) != 0 || s.Loop.Tag != "data" || s.Loop.Connections != 100 || s.Measure != 12*time.Second || s.Within != 0.05 || s.Agree != 3 {
+				t.Errorf("%s: warm-up %v, steady %+v", lv.Name, lv.Warmup, s)
+			}
+		}
+		if lab := plan.Levels[1]; lab.Downstream == nil {
+			t.Error("level lab has no downstream in the steady form")
+		}
+		if !strings.Contains(strings.Join(plan.Notes, " "), "Steady state") {
+			t.Errorf("notes %v do not say what the steady state is", plan.Notes)
+		}
+	}
+}
+
+// Judged in the steady state, a claim says so, and how each contender's warm-up went.
+func TestJudgeSteadySaysHowItSettled(t *testing.T) {
+	run := runOf(fig{"vertx", "self", 10600, 10, ""}, fig{"spring-webflux", "self", 4000, 10, ""})
+	run.Scenario.Preset = scenario.PresetSteady
+	run.Summary[0].Numbers = map[string]results.Spread{load.NumberWarmup: {Median: 25}, load.NumberSettled: {Median: 1, Min: 1, Max: 1}}
+	run.Summary[1].Numbers = map[string]results.Spread{load.NumberWarmup: {Median: 120}, load.NumberSettled: {Median: 0, Min: 0, Max: 0}}
+	_, claims := Scenario{}.Judge(run)
+	a := claims[0]
+	if a.Verdict != "holds" || !strings.HasPrefix(a.Why, "in the steady state: vertx 10600, spring-webflux 4000 requests/s: 2.65×") ||
+		!strings.Contains(a.Why, "vertx settled after 25 s") || !strings.Contains(a.Why, "spring-webflux did not settle (measured after 120 s of warm-up)") {
+		t.Errorf("claim a: %s: %s", a.Verdict, a.Why)
+	}
+	if b := claims[1]; b.Verdict != "untested" || strings.Contains(b.Why, "steady") {
+		t.Errorf("claim b, untested, must not pretend to a steady state: %+v", b)
+	}
+	verdicts, _ := Scenario{}.Judge(run)
+	if len(verdicts) != 2 || !strings.HasSuffix(verdicts[0].Why, "; vertx settled after 25 s") || !strings.Contains(verdicts[1].Why, "spring-webflux did not settle") {
+		t.Errorf("verdicts do not say how each settled: %+v", verdicts)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
@@ -44,8 +45,9 @@ func TestPlan(t *testing.T) {
 				t.Fatalf("preset %q, %d levels; want %q and one level", plan.Preset, len(plan.Levels), tt.preset)
 			}
 			lv := plan.Levels[0]
-			if lv.Name != tt.preset || lv.Open == nil || lv.Closed != nil {
-				t.Fatalf("level %q open %v closed %v", lv.Name, lv.Open != nil, lv.Closed != nil)
+			open, ok := lv.Load.(load.OpenLoop)
+			if lv.Name != tt.preset || !ok {
+				t.Fatalf("level %q load %T, want an open loop", lv.Name, lv.Load)
 			}
 			if got, ok := lv.Env["WORKER_THREADS"]; got != tt.workers || ok != (tt.workers != "") {
 				t.Errorf("WORKER_THREADS = %q (set %v), want %q", got, ok, tt.workers)
@@ -54,23 +56,23 @@ func TestPlan(t *testing.T) {
 				{TagInstant, "/instant", 10}, {TagDelayed, "/delayed", tt.delayedRate},
 				{TagLiveness, "/actuator/health/liveness", 1}, {TagReadiness, "/actuator/health/readiness", 1},
 			}
-			if len(lv.Open.Streams) != len(want) {
-				t.Fatalf("%d streams, want %d", len(lv.Open.Streams), len(want))
+			if len(open.Streams) != len(want) {
+				t.Fatalf("%d streams, want %d", len(open.Streams), len(want))
 			}
 			for i, w := range want {
-				s := lv.Open.Streams[i]
+				s := open.Streams[i]
 				if s.Tag != w.tag || s.Request.Path != w.path || s.Pacer.Rate() != w.rate || s.Connections != 0 {
 					t.Errorf("stream %d = %s %s %v/s (connections %d), want %s %s %v/s unbounded", i, s.Tag, s.Request.Path, s.Pacer.Rate(), s.Connections, w.tag, w.path, w.rate)
 				}
 			}
-			if lv.Open.Duration != tt.duration || lv.Open.Timeout != tt.timeout {
-				t.Errorf("duration %s timeout %s, want %s and %s", lv.Open.Duration, lv.Open.Timeout, tt.duration, tt.timeout)
+			if open.Duration != tt.duration || open.Timeout != tt.timeout {
+				t.Errorf("duration %s timeout %s, want %s and %s", open.Duration, open.Timeout, tt.duration, tt.timeout)
 			}
-			if wantDrain := min(tt.timeout, 12*time.Second); lv.Drain != wantDrain {
-				t.Errorf("drain %s, want %s", lv.Drain, wantDrain)
+			if wantDrain := min(tt.timeout, 12*time.Second); open.Drain != wantDrain {
+				t.Errorf("drain %s, want %s", open.Drain, wantDrain)
 			}
-			if lv.Expected() != tt.duration+lv.Drain {
-				t.Errorf("Expected %s, want %s", lv.Expected(), tt.duration+lv.Drain)
+			if lv.Expected() != tt.duration+open.Drain {
+				t.Errorf("Expected %s, want %s", lv.Expected(), tt.duration+open.Drain)
 			}
 			notes := strings.Join(plan.Notes, "\n")
 			for _, w := range tt.noteHas {
@@ -92,7 +94,7 @@ func TestPlanDefaultOverrunsTomcat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range plan.Levels[0].Open.Streams {
+	for _, s := range plan.Levels[0].Load.(load.OpenLoop).Streams {
 		if s.Tag == TagDelayed {
 			if inFlight := s.Pacer.Rate() * delayedFor.Seconds(); inFlight <= 200 {
 				t.Fatalf("/delayed at %v/s holds %v requests, not more than 200", s.Pacer.Rate(), inFlight)
@@ -168,7 +170,11 @@ var (
 )
 
 func judgeRun(figs ...fig) ([]results.Verdict, map[string]results.Claim) {
-	run := &results.Run{}
+	return judgeAt("seed", figs...)
+}
+
+func judgeAt(preset string, figs ...fig) ([]results.Verdict, map[string]results.Claim) {
+	run := &results.Run{Scenario: results.ScenarioInfo{Name: "isolation", Preset: preset}}
 	for _, f := range figs {
 		run.Summary = append(run.Summary, summary(f))
 	}
@@ -198,7 +204,9 @@ func TestJudgeVerdicts(t *testing.T) {
 		{"no answers at all", noAnswers, func(cs *results.CellSummary) { cs.Tags[0].Merged = results.Latency{} }, "starved", []string{"instant"}},
 		{"crashed", fig{name: "c", instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 8, outcome: results.OutcomeCrashed}, nil, "crashed", []string{"crashed"}},
 		{"unready", fig{name: "c", outcome: results.OutcomeUnready}, nil, "unready", nil},
-		{"client-bound noted", fig{name: "c", instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 8, clientBound: true}, nil, "isolated", []string{"client"}},
+		{"client-bound: no verdict on the server", fig{name: "c", instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 8, clientBound: true}, nil, "inconclusive (client-bound)", []string{"client"}},
+		{"client-bound even when slow", fig{name: "c", instantP50: 2, instantP99: 3000, probeP50: 3, probeP99: 8, clientBound: true}, nil, "inconclusive (client-bound)", nil},
+		{"unresponsive", fig{name: "c", outcome: results.OutcomeUnresponsive}, nil, "unresponsive", []string{"unresponsive"}},
 		{"slow /delayed does not matter", isolatedFig("c"), func(cs *results.CellSummary) { cs.Tags[1].Merged.P99 = 60000 }, "isolated", nil},
 	}
 	for _, tt := range tests {
@@ -220,7 +228,7 @@ func TestJudgeVerdicts(t *testing.T) {
 					t.Errorf("why %q does not contain %q", v.Why, w)
 				}
 			}
-			if tt.verdict == "isolated" && !tt.fig.clientBound && strings.Contains(v.Why, "client") {
+			if tt.verdict == "isolated" && strings.Contains(v.Why, "client") {
 				t.Errorf("why mentions the client: %q", v.Why)
 			}
 		})
@@ -234,13 +242,16 @@ func TestJudgeClaimA(t *testing.T) {
 		verdict string
 		whyHas  string
 	}{
-		{"spring-mvc slow at the median", []fig{{name: "spring-mvc", instantP50: 5000, instantP99: 30000, probeP50: 4000, probeP99: 30000}}, "holds", "5.00 s"},
-		{"median exactly 1 s", []fig{{name: "spring-mvc", instantP50: 1000, instantP99: 30000, probeP50: 50, probeP99: 30000}}, "holds", "1.00 s"},
-		{"a probe's median is the slowest", []fig{{name: "spring-mvc", instantP50: 50, instantP99: 30000, probeP50: 2500, probeP99: 30000}}, "holds", "2.50 s"},
-		{"only the tail slow", []fig{{name: "spring-mvc", instantP50: 40, instantP99: 30000, probeP50: 30, probeP99: 20000}}, "partly", "under a second"},
+		{"spring-mvc slow at the median", []fig{{name: "spring-mvc", instantP50: 5000, instantP99: 30000, probeP50: 4000, probeP99: 30000}}, "holds", "fastest fast endpoint 4.00 s"},
+		{"every median exactly 1 s", []fig{{name: "spring-mvc", instantP50: 1000, instantP99: 30000, probeP50: 1000, probeP99: 30000}}, "holds", "1.00 s"},
+		{"the study's medians: 56 s and 48 s", []fig{{name: "spring-mvc", instantP50: 56060, instantP99: 60000, probeP50: 47970, probeP99: 60000}}, "holds", "47.97 s"},
+		{"the probes in seconds, /instant not: not every endpoint", []fig{{name: "spring-mvc", instantP50: 50, instantP99: 30000, probeP50: 2500, probeP99: 30000}}, "partly", "the fastest: 50 ms"},
+		{"only the tail slow", []fig{{name: "spring-mvc", instantP50: 40, instantP99: 30000, probeP50: 30, probeP99: 20000}}, "partly", "not every median"},
 		{"spring-mvc isolated", []fig{isolatedFig("spring-mvc")}, "fails", "stayed isolated"},
 		{"spring-mvc absent", []fig{isolatedFig("spring-webflux")}, "untested", "not in this run"},
 		{"spring-mvc crashed", []fig{{name: "spring-mvc", instantP50: 5000, instantP99: 30000, outcome: results.OutcomeCrashed}}, "untested", "crashed"},
+		{"spring-mvc stopped answering", []fig{{name: "spring-mvc", outcome: results.OutcomeUnresponsive}}, "holds", "stopped answering"},
+		{"spring-mvc client-bound is not counted", []fig{{name: "spring-mvc", instantP50: 5000, instantP99: 30000, probeP50: 4000, probeP99: 30000, clientBound: true}}, "untested", "inconclusive (client-bound)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,6 +281,8 @@ func TestJudgeClaimB(t *testing.T) {
 		{"all three isolated", []fig{isolatedFig(async), isolatedFig(all), isolatedFig(flux), starvedFig("spring-mvc")}, "holds", []string{async, all, flux}},
 		{"one starved", []fig{isolatedFig(async), starvedFig(all), isolatedFig(flux)}, "fails", []string{all + " starved"}},
 		{"one crashed", []fig{isolatedFig(async), isolatedFig(all), {name: flux, outcome: results.OutcomeCrashed}}, "fails", []string{flux + " crashed"}},
+		{"one unresponsive", []fig{isolatedFig(async), isolatedFig(all), {name: flux, outcome: results.OutcomeUnresponsive}}, "fails", []string{flux + " unresponsive"}},
+		{"a client-bound one is not counted", []fig{isolatedFig(async), isolatedFig(all), func() fig { f := starvedFig(flux); f.clientBound = true; return f }()}, "partly", []string{"not run: " + flux + " (inconclusive (client-bound))"}},
 		{"starved beats missing", []fig{starvedFig(async)}, "fails", []string{async}},
 		{"some missing", []fig{isolatedFig(async), isolatedFig(flux)}, "partly", []string{"not run: " + all}},
 		{"none of them", []fig{isolatedFig("spring-mvc")}, "untested", []string{"none of"}},
@@ -322,5 +335,20 @@ func TestJudgeShape(t *testing.T) {
 	}
 	if len(claims) != 3 {
 		t.Errorf("claims %v, want a, b and arena-1", claims)
+	}
+}
+
+// The study's claims are judged at its load, preset seed; at preset default (each stack's own
+// pool) they are untested, while the lab's own claim is judged at any load.
+func TestJudgeStudyClaimsOnlyAtTheStudysLoad(t *testing.T) {
+	_, claims := judgeAt("default", starvedFig("spring-mvc"), isolatedFig("spring-mvc-async"), isolatedFig("spring-mvc-async-all"),
+		isolatedFig("spring-webflux"), isolatedFig("spring-mvc-virtual"))
+	for _, id := range []string{"a", "b"} {
+		if c := claims[id]; c.Verdict != "untested" || !strings.Contains(c.Why, "preset seed (11 request threads); this run is preset default") {
+			t.Errorf("claim %s at preset default: %s (%s)", id, c.Verdict, c.Why)
+		}
+	}
+	if c := claims["arena-1"]; c.Verdict != "holds" {
+		t.Errorf("claim arena-1 at preset default: %s (%s)", c.Verdict, c.Why)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
@@ -61,13 +62,13 @@ func TestPlan(t *testing.T) {
 				if lv.Name != w.name || lv.Group != w.group || lv.X != float64(w.conns) || lv.XName != "connections" {
 					t.Errorf("level %d = %q group %q X %v %q; want %q group %q X %d connections", i, lv.Name, lv.Group, lv.X, lv.XName, w.name, w.group, w.conns)
 				}
-				if lv.Open != nil || lv.Closed == nil {
-					t.Fatalf("%s: open %v closed %v, want a closed loop", lv.Name, lv.Open != nil, lv.Closed != nil)
+				c, ok := lv.Load.(load.ClosedLoop)
+				if !ok {
+					t.Fatalf("%s: load %T, want a closed loop", lv.Name, lv.Load)
 				}
 				if _, set := lv.Env["WORKER_THREADS"]; set {
 					t.Errorf("%s sets WORKER_THREADS; each stack keeps its own pool", lv.Name)
 				}
-				c := lv.Closed
 				if c.Tag != w.tag || c.Request.Path != w.path || c.Connections != w.conns || c.Requests != tt.requests || c.Timeout != tt.timeout {
 					t.Errorf("%s: closed %s %s c=%d n=%d timeout %s; want %s %s c=%d n=%d timeout %s",
 						lv.Name, c.Tag, c.Request.Path, c.Connections, c.Requests, c.Timeout, w.tag, w.path, w.conns, tt.requests, tt.timeout)
@@ -79,21 +80,21 @@ func TestPlan(t *testing.T) {
 					t.Errorf("%s: time bound %s, want the override %s", lv.Name, c.Duration, tt.duration)
 				}
 				// Unless cut short on purpose, the bound leaves room for the requests at
-				// the pace of 200 threads, which is what Drain plans.
+				// the pace of 200 threads, which is what the level expects.
 				wait := 100 * time.Millisecond
 				if w.delay > 0 {
 					wait = w.delay
 				}
 				wantDrain := time.Duration(tt.requests/200) * wait
-				if lv.Drain != wantDrain {
-					t.Errorf("%s: drain %s, want %s", lv.Name, lv.Drain, wantDrain)
+				if lv.Expected() != wantDrain {
+					t.Errorf("%s: expected %s, want %s", lv.Name, lv.Expected(), wantDrain)
 				}
-				if tt.duration == 0 && c.Duration < lv.Drain {
-					t.Errorf("%s: time bound %s is shorter than the planned %s", lv.Name, c.Duration, lv.Drain)
+				if tt.duration == 0 && c.Duration < lv.Expected() {
+					t.Errorf("%s: time bound %s is shorter than the planned %s", lv.Name, c.Duration, lv.Expected())
 				}
-				wu := lv.Warmup[0]
-				if wu == nil {
-					t.Fatalf("%s: no warm-up", lv.Name)
+				wu, ok := lv.Warmup[0].(load.ClosedLoop)
+				if !ok {
+					t.Fatalf("%s: warm-up %T, want a closed loop", lv.Name, lv.Warmup[0])
 				}
 				if wu.Tag == c.Tag || wu.Request.Path != w.path || wu.Connections != w.conns || wu.Requests <= 0 || wu.Requests > c.Requests || wu.Duration <= 0 || wu.Timeout != tt.timeout {
 					t.Errorf("%s: warm-up %s %s c=%d n=%d bound %s timeout %s", lv.Name, wu.Tag, wu.Request.Path, wu.Connections, wu.Requests, wu.Duration, wu.Timeout)
@@ -104,30 +105,8 @@ func TestPlan(t *testing.T) {
 				case w.delay > 0 && (lv.Downstream == nil || lv.Downstream.Delay != w.delay):
 					t.Errorf("%s: downstream %+v, want delay %s", lv.Name, lv.Downstream, w.delay)
 				}
-				if got := lv.Expected(); got != lv.Drain {
-					t.Errorf("%s: Expected %s, want the planned %s", lv.Name, got, lv.Drain)
-				}
 			}
 		})
-	}
-}
-
-// Levels do not share their loops: the lab may run them side by side.
-func TestPlanLevelsIndependent(t *testing.T) {
-	plan, err := Scenario{}.Plan(scenario.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan.Levels[0].Closed.Requests = 1
-	plan.Levels[0].Warmup[0].Requests = 1
-	for _, lv := range plan.Levels[1:] {
-		if lv.Closed.Requests == 1 || lv.Warmup[0].Requests == 1 {
-			t.Fatalf("%s shares its loop with %s", lv.Name, plan.Levels[0].Name)
-		}
-	}
-	again, _ := Scenario{}.Plan(scenario.Options{})
-	if again.Levels[0].Closed.Requests != 90000 {
-		t.Fatalf("a second plan saw the first one's edit")
 	}
 }
 
@@ -264,6 +243,33 @@ func TestJudgeVerdicts(t *testing.T) {
 	}
 }
 
+// A client-bound level is no verdict on the server: left out of the curve, and named; a
+// curve of nothing else is inconclusive.
+func TestJudgeClientBoundLevels(t *testing.T) {
+	run := runOf(curve{"c", "sleep", map[int]float64{200: 101, 400: 101, 800: 101, 1600: 900}, ""})
+	for i := range run.Summary {
+		if run.Summary[i].Level == levelName(tests[0], 1600) {
+			run.Summary[i].ClientBnd = true
+		}
+	}
+	verdicts, _ := Scenario{}.Judge(run)
+	if len(verdicts) != 1 || verdicts[0].Verdict != "flat to 800" || !strings.Contains(verdicts[0].Why, "client-bound at 1600 connections: not judged") {
+		t.Fatalf("verdicts %+v; want flat to 800, 1600 not judged", verdicts)
+	}
+	for i := range run.Summary {
+		run.Summary[i].ClientBnd = true
+	}
+	verdicts, claims := Scenario{}.Judge(run)
+	if len(verdicts) != 1 || verdicts[0].Verdict != "inconclusive (client-bound)" {
+		t.Fatalf("verdicts %+v; want inconclusive", verdicts)
+	}
+	for _, c := range claims {
+		if c.Verdict != results.ClaimUntested {
+			t.Errorf("claim %s counted client-bound levels: %+v", c.ID, c)
+		}
+	}
+}
+
 // Levels that did not end ok say nothing about flatness.
 func TestJudgeVerdictSkipsFailedLevels(t *testing.T) {
 	run := runOf(curve{"c", "sleep", map[int]float64{200: 101, 400: 101, 800: 101}, ""})
@@ -350,12 +356,21 @@ func TestJudgeClaimA(t *testing.T) {
 	}
 }
 
-// at is a curve with means at 400 and 800 connections only.
-func at(name, prefix string, c400, c800 float64) curve {
-	return curve{name: name, prefix: prefix, means: map[int]float64{400: c400, 800: c800}}
+// at is a curve with means at 200, 400 and 800 connections.
+func at(name, prefix string, c200, c400, c800 float64) curve {
+	return curve{name: name, prefix: prefix, means: map[int]float64{200: c200, 400: c400, 800: c800}}
 }
 
-func TestJudgeClaimsQueue(t *testing.T) {
+// The study's own figures: at 200 connections both 101 ms, at 800 Tomcat 111 ms and Netty
+// 103 ms (seeds/001, its table).
+func studys(prefix string) []curve {
+	return []curve{
+		{"spring-mvc", prefix, map[int]float64{200: 101, 800: 111}, ""},
+		{"netty", prefix, map[int]float64{200: 101, 800: 103}, ""},
+	}
+}
+
+func TestJudgeClaimsGap(t *testing.T) {
 	cases := []struct {
 		name    string
 		id      string
@@ -363,31 +378,34 @@ func TestJudgeClaimsQueue(t *testing.T) {
 		verdict string
 		whyHas  []string
 	}{
-		// Claim b: the 100 ms sleep; spring-mvc predicted at 200 ms and 400 ms.
-		{"b holds", "b", []curve{at("spring-mvc", "sleep", 200, 400), at("netty", "sleep", 101, 103)}, "holds", []string{"c=400", "c=800", "predicted 200 ms", "predicted 400 ms", "netty 103 ms"}},
-		{"b holds, full curves", "b", []curve{queueing("spring-mvc", "sleep", 100), flatCurve("netty", "sleep", 101)}, "holds", nil},
-		{"b holds at the edges of ±25 % and 1.2×", "b", []curve{at("spring-mvc", "sleep", 150, 500), at("netty", "sleep", 120, 120)}, "holds", nil},
-		{"b tomcat just outside ±25 %", "b", []curve{at("spring-mvc", "sleep", 251, 400), at("netty", "sleep", 101, 103)}, "partly", nil},
-		{"b tomcat too fast, as the study's 111 ms", "b", []curve{at("spring-mvc", "sleep", 105, 111), at("netty", "sleep", 101, 103)}, "partly", []string{"spring-mvc 111 ms"}},
-		{"b netty queues too", "b", []curve{at("spring-mvc", "sleep", 200, 400), at("netty", "sleep", 200, 400)}, "partly", nil},
-		{"b netty just over 1.2×", "b", []curve{at("spring-mvc", "sleep", 200, 400), at("netty", "sleep", 101, 121)}, "partly", nil},
-		{"b neither behaves", "b", []curve{at("spring-mvc", "sleep", 105, 111), at("netty", "sleep", 300, 500)}, "fails", nil},
-		{"b only 400 measured", "b", []curve{{"spring-mvc", "sleep", map[int]float64{200: 101, 400: 200}, ""}, {"netty", "sleep", map[int]float64{200: 101, 400: 101}, ""}}, "holds", []string{"c=400"}},
-		{"b falls back to spring-webflux", "b", []curve{at("spring-mvc", "sleep", 200, 400), at("spring-webflux", "sleep", 101, 103)}, "holds", []string{"spring-webflux"}},
-		{"b netty preferred", "b", []curve{at("spring-mvc", "sleep", 200, 400), at("netty", "sleep", 300, 500), at("spring-webflux", "sleep", 101, 103)}, "partly", []string{"netty 500 ms"}},
-		{"b levels missing", "b", []curve{at200("spring-mvc", "sleep", 101), at200("netty", "sleep", 101)}, "untested", []string{"400 and 800"}},
-		{"b netty missing", "b", []curve{at("spring-mvc", "sleep", 200, 400)}, "untested", nil},
-		{"b spring-mvc missing", "b", []curve{at("netty", "sleep", 101, 103)}, "untested", nil},
-		{"b pairs only where both ran", "b", []curve{{"spring-mvc", "sleep", map[int]float64{400: 200}, ""}, {"netty", "sleep", map[int]float64{800: 103}, ""}}, "untested", nil},
-		{"b not decided by the downstream test", "b", []curve{at("spring-mvc", "data50", 100, 200), at("netty", "data50", 51, 52)}, "untested", nil},
-		// Claim c: the 50 ms downstream; spring-mvc predicted at 100 ms and 200 ms.
-		{"c holds", "c", []curve{at("spring-mvc", "data50", 100, 200), at("netty", "data50", 51, 52)}, "holds", []string{"predicted 100 ms", "predicted 200 ms"}},
-		{"c netty at 60 ms is near", "c", []curve{at("spring-mvc", "data50", 100, 200), at("netty", "data50", 60, 60)}, "holds", nil},
-		{"c netty at 61 ms is not", "c", []curve{at("spring-mvc", "data50", 100, 200), at("netty", "data50", 61, 61)}, "partly", nil},
-		{"c tomcat flat", "c", []curve{at("spring-mvc", "data50", 52, 55), at("netty", "data50", 51, 52)}, "partly", nil},
-		{"c neither", "c", []curve{at("spring-mvc", "data50", 52, 55), at("netty", "data50", 100, 200)}, "fails", nil},
-		{"c not decided by the sleep test", "c", []curve{at("spring-mvc", "sleep", 200, 400), at("netty", "sleep", 101, 103)}, "untested", nil},
-		{"c crashed levels are not measured", "c", []curve{{"spring-mvc", "data50", map[int]float64{400: 100, 800: 200}, results.OutcomeCrashed}, at("netty", "data50", 51, 52)}, "untested", nil},
+		// Claim b: the 100 ms sleep.
+		{"b holds on the study's own figures", "b", studys("sleep"), "holds", []string{"c=800: spring-mvc 111 ms, netty 103 ms", "the gap 0.00 ms at 200 connections, 8.00 ms at 800"}},
+		{"b holds, a 200-thread pool against an event loop", "b", []curve{queueing("spring-mvc", "sleep", 100), flatCurve("netty", "sleep", 101)}, "holds", nil},
+		{"b netty at 121 ms is not near", "b", []curve{at("spring-mvc", "sleep", 101, 200, 400), at("netty", "sleep", 101, 101, 121)}, "partly", []string{"netty within 20 % of the wait at 1 of 2 levels"}},
+		{"b tomcat keeps up: only 5 % behind", "b", []curve{at("spring-mvc", "sleep", 101, 105, 108), at("netty", "sleep", 101, 101, 103)}, "partly", []string{"spring-mvc more than 5 % behind at 0 of 2"}},
+		{"b the gap shrinks", "b", []curve{at("spring-mvc", "sleep", 150, 200, 110), at("netty", "sleep", 101, 101, 101)}, "partly", []string{"the gap 49 ms at 200 connections, 9.00 ms at 800"}},
+		{"b both queue alike: nothing of it holds", "b", []curve{at("spring-mvc", "sleep", 101, 200, 400), at("netty", "sleep", 101, 200, 400)}, "fails", nil},
+		{"b only 200 measured", "b", []curve{at200("spring-mvc", "sleep", 101), at200("netty", "sleep", 101)}, "untested", []string{"above 200 connections"}},
+		{"b one level above 200 and none below: growth untested", "b", []curve{{"spring-mvc", "sleep", map[int]float64{800: 111}, ""}, {"netty", "sleep", map[int]float64{800: 103}, ""}}, "partly", []string{"untested: whether the gap grows"}},
+		{"b falls back to spring-webflux", "b", []curve{queueing("spring-mvc", "sleep", 100), flatCurve("spring-webflux", "sleep", 101)}, "holds", []string{"spring-webflux"}},
+		{"b netty preferred to spring-webflux", "b", []curve{queueing("spring-mvc", "sleep", 100), flatCurve("netty", "sleep", 300), flatCurve("spring-webflux", "sleep", 101)}, "partly", []string{"netty 300 ms"}},
+		{"b netty missing", "b", []curve{queueing("spring-mvc", "sleep", 100)}, "untested", nil},
+		{"b spring-mvc missing", "b", []curve{flatCurve("netty", "sleep", 101)}, "untested", nil},
+		{"b not decided by the downstream test", "b", []curve{queueing("spring-mvc", "data50", 50), flatCurve("netty", "data50", 51)}, "untested", nil},
+		// Claim c: the 50 ms downstream, by less than the sleep.
+		{"c holds", "c", []curve{at("spring-mvc", "data50", 51, 100, 200), at("netty", "data50", 51, 51, 52), at("spring-mvc", "sleep", 101, 200, 400), at("netty", "sleep", 101, 101, 103)},
+			"holds", []string{"at 800 connections the gap is 148 ms against 297 ms with the sleep"}},
+		{"c the sleep test not run: smaller is untested", "c", []curve{at("spring-mvc", "data50", 51, 100, 200), at("netty", "data50", 51, 51, 52)}, "partly", []string{"untested: the sleep test's gap"}},
+		{"c a larger gap than the sleep's", "c", []curve{at("spring-mvc", "data50", 51, 300, 500), at("netty", "data50", 51, 51, 52), at("spring-mvc", "sleep", 101, 200, 400), at("netty", "sleep", 101, 101, 103)}, "partly", nil},
+		{"c tomcat keeps up", "c", []curve{at("spring-mvc", "data50", 51, 52, 53), at("netty", "data50", 51, 51, 52)}, "fails", nil},
+		{"c not decided by the sleep test", "c", []curve{at("spring-mvc", "sleep", 101, 200, 400), at("netty", "sleep", 101, 101, 103)}, "untested", nil},
+		{"c crashed levels are not measured", "c", []curve{{"spring-mvc", "data50", map[int]float64{400: 100, 800: 200}, results.OutcomeCrashed}, at("netty", "data50", 51, 51, 52)}, "untested", nil},
+		// Beyond the study: virtual threads.
+		{"arena-1 holds", "arena-1", []curve{flatCurve("spring-mvc-virtual", "sleep", 102)}, "holds", []string{"at 4 of 4 levels", "c=2600: 102 ms"}},
+		{"arena-1 queues at 2600", "arena-1", []curve{{"spring-mvc-virtual", "sleep", map[int]float64{200: 101, 800: 102, 2600: 300}, ""}}, "partly", []string{"at 1 of 2 levels"}},
+		{"arena-1 queues like Tomcat", "arena-1", []curve{queueing("spring-mvc-virtual", "sleep", 100)}, "fails", nil},
+		{"arena-1 only at 200", "arena-1", []curve{at200("spring-mvc-virtual", "sleep", 101)}, "untested", nil},
+		{"arena-1 not run", "arena-1", []curve{queueing("spring-mvc", "sleep", 100)}, "untested", []string{"spring-mvc-virtual"}},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
@@ -418,8 +436,8 @@ func TestJudgeClaimShape(t *testing.T) {
 				t.Errorf("claim %s: text %q why %q", c.ID, c.Text, c.Why)
 			}
 		}
-		if strings.Join(ids, ",") != "a,b,c" {
-			t.Errorf("claims %v, want a, b, c", ids)
+		if strings.Join(ids, ",") != "a,b,c,arena-1" {
+			t.Errorf("claims %v, want a, b, c, arena-1", ids)
 		}
 	}
 	_, claims := Scenario{}.Judge(&results.Run{})
@@ -430,5 +448,40 @@ func TestJudgeClaimShape(t *testing.T) {
 	}
 	if !strings.Contains(claims[1].Text, "sleep 100 ms") || !strings.Contains(claims[2].Text, "downstream 50 ms") {
 		t.Errorf("claims b and c texts %q, %q do not name their tests", claims[1].Text, claims[2].Text)
+	}
+}
+
+// The steady preset has the seed's levels, each a steady-state loop at its connections.
+func TestPlanSteady(t *testing.T) {
+	plan, err := Scenario{}.Plan(scenario.Options{Preset: "steady"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := seedLevels()
+	if len(plan.Levels) != len(want) {
+		t.Fatalf("%d levels, want %d", len(plan.Levels), len(want))
+	}
+	for i, w := range want {
+		lv := plan.Levels[i]
+		s, ok := lv.Load.(load.Steady)
+		if !ok || lv.Name != w.name || len(lv.Warmup) != 0 {
+			t.Fatalf("level %s: %T with %d warm-ups; want %s in the steady state", lv.Name, lv.Load, len(lv.Warmup), w.name)
+		}
+		if s.Loop.Connections != w.conns || s.Loop.Request.Path != w.path || s.Loop.Tag != w.tag || s.Measure != 20*time.Second {
+			t.Errorf("%s: %+v", lv.Name, s)
+		}
+		if (w.delay > 0) != (lv.Downstream != nil) {
+			t.Errorf("%s: downstream %+v", lv.Name, lv.Downstream)
+		}
+	}
+}
+
+// In the steady state, a level measured before its throughput settled says so.
+func TestJudgeSaysWhereNotSettled(t *testing.T) {
+	run := runOf(flatCurve("netty", "sleep", 101))
+	run.Summary[1].Numbers = map[string]results.Spread{load.NumberWarmup: {Median: 120}, load.NumberSettled: {Min: 0, Max: 1, Median: 1}}
+	verdicts, _ := Scenario{}.Judge(run)
+	if len(verdicts) != 1 || !strings.Contains(verdicts[0].Why, "200: 101 ms, 400: 101 ms (not settled), 800: 101 ms") {
+		t.Errorf("verdicts %+v", verdicts)
 	}
 }

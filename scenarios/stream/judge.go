@@ -2,10 +2,11 @@ package stream
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+	streamload "github.com/arena-lab/arena/internal/stream"
 )
 
 // Fate is how one cell's server came through: whether it failed, how, and its memory.
@@ -15,29 +16,30 @@ type Fate struct {
 	GrowthMB float64 // what the last third of the load added to the middle third's peak
 	CapMB    float64
 	Seconds  float64 // of load: up to the failure, if it failed
-	// Unanswered of Polls of /stream/stats went without an answer within 2 s.
-	Unanswered, Polls int
-}
-
-// stalled is a server that left at least two stats polls, and a fifth of them, unanswered.
-func stalled(s *results.Stream) bool {
-	return s.StatsFailed >= 2 && s.StatsFailed*5 >= len(s.StatsTimeline)
+	// SilentFor seconds from SilentFrom the server left /stream/stats unanswered, when that
+	// made it unresponsive.
+	SilentFrom, SilentFor float64
+	// Faults are what its clients caught it at (lost, duplicated, …): a server with any is
+	// judged faults, never bounded.
+	Faults map[string]int64
 }
 
 // FateOf reads a measured cell.
 func FateOf(c results.Cell) Fate {
-	f := Fate{PeakMB: c.Server.Summary.RSSMBMax, Seconds: c.Seconds}
+	f := Fate{PeakMB: c.Server.Summary.RSSMBMax, Seconds: c.Seconds, Faults: c.Faults}
 	if c.Memory != nil {
 		f.CapMB = c.Memory.CapMB
 	}
+	sf, measured := streamload.FiguresOf(c)
 	switch {
-	case c.Outcome.Status == results.OutcomeOutOfMemory || c.Outcome.Status == results.OutcomeCrashed:
+	case c.Outcome.Status == results.OutcomeOutOfMemory || c.Outcome.Status == results.OutcomeCrashed || c.Outcome.Status == results.OutcomeUnresponsive:
 		f.Failed = c.Outcome.Status
-	case c.Stream != nil && (!c.Stream.Responsive || stalled(c.Stream)):
+	case measured && sf.Unresponsive():
 		// a server stuck collecting garbage at its heap limit answers nothing, yet may
-		// recover once its clients are gone: an outage during the load is a failure too
-		f.Failed = "unresponsive"
-		f.Unanswered, f.Polls = c.Stream.StatsFailed, len(c.Stream.StatsTimeline)
+		// recover once its clients are gone: an outage during the load is a failure too,
+		// by the lab's one rule for unresponsive (results.SilenceLimit)
+		f.Failed = results.OutcomeUnresponsive
+		f.SilentFrom, f.SilentFor = sf.Silence()
 	}
 	// Growth is the last third's peak over the middle third's: the first third is the
 	// kernel's socket buffers filling (megabytes a connection, the study's QS column) and the
@@ -57,10 +59,10 @@ func FateOf(c results.Cell) Fate {
 	return f
 }
 
-// Bounded is memory that held: no failure, under the cap, and no growth worth the name in the
-// last third.
+// Bounded is memory that held: no failure, no delivery fault, under the cap, and no growth
+// worth the name in the last third.
 func (f Fate) Bounded() bool {
-	return f.Failed == "" && (f.CapMB == 0 || f.PeakMB < f.CapMB) && f.GrowthMB <= growthShare*max(f.CapMB, 512)
+	return f.Failed == "" && len(f.Faults) == 0 && (f.CapMB == 0 || f.PeakMB < f.CapMB) && f.GrowthMB <= growthShare*max(f.CapMB, 512)
 }
 
 // Grew is memory that failed or kept growing.
@@ -74,8 +76,11 @@ func (f Fate) String() string {
 	if f.GrowthMB > 0 {
 		mem += fmt.Sprintf(", +%.0f MB in the last third", f.GrowthMB)
 	}
-	if f.Unanswered > 0 {
-		mem += fmt.Sprintf(", %d of %d stats polls unanswered", f.Unanswered, f.Polls)
+	if f.SilentFor > 0 {
+		mem += fmt.Sprintf(", /stream/stats unanswered for %.1f s from %.1f s", f.SilentFor, f.SilentFrom)
+	}
+	if len(f.Faults) > 0 {
+		mem += ", delivery faults: " + results.FormatFaults(f.Faults)
 	}
 	if f.Failed != "" {
 		return fmt.Sprintf("%s after %.1f s (%s)", f.Failed, f.Seconds, mem)
@@ -88,7 +93,7 @@ func (f Fate) String() string {
 func measured(run *results.Run, contender, level string) []results.Cell {
 	var out []results.Cell
 	for _, c := range run.Cells {
-		if c.Contender == contender && c.Level == level && c.Stream != nil {
+		if _, ok := streamload.FiguresOf(c); ok && c.Contender == contender && c.Level == level {
 			out = append(out, c)
 		}
 	}
@@ -110,20 +115,50 @@ func worst(cells []results.Cell) (Fate, bool) {
 	return w, true
 }
 
-// delivered is the median over repeats of messages/s the clients read, and whether the server
-// failed in any of them (its rate is then over the time it lasted).
-func delivered(cells []results.Cell) (float64, bool, bool) {
-	var rates []float64
-	failed := false
+// rate is a contender's delivered messages/s at a throughput level: the median over its
+// repeats (from the run's summary), or why there is none to compare, and what qualifies it.
+type rate struct {
+	perS float64
+	ok   bool
+	note string // how a repeat that died counts, or why there is no rate
+}
+
+func delivered(run *results.Run, contender, level string) rate {
+	cells := measured(run, contender, level)
+	if len(cells) == 0 {
+		return rate{}
+	}
+	var r rate
+	var notes []string
 	for _, c := range cells {
-		rates = append(rates, c.Stream.PerSecond)
-		failed = failed || FateOf(c).Failed != ""
+		f := FateOf(c)
+		sf, _ := streamload.FiguresOf(c)
+		switch {
+		case len(f.Faults) > 0:
+			return rate{note: "delivery faults (" + results.FormatFaults(f.Faults) + "): not ranked"}
+		case c.ClientBound:
+			return rate{note: "client-bound: not the server's rate"}
+		case f.Failed == results.OutcomeCrashed || f.Failed == results.OutcomeOutOfMemory:
+			switch {
+			case sf.Seconds > 0:
+				notes = append(notes, fmt.Sprintf("it died (%s) %.1f s in: its rate is over those %.1f s", f.Failed, sf.Seconds, sf.Seconds))
+			case sf.PerSecond > 0: // recorded before rates said what they were over
+				notes = append(notes, fmt.Sprintf("it died (%s): its rate is over the time it lasted, as recorded then", f.Failed))
+			default:
+				notes = append(notes, fmt.Sprintf("it died (%s) within a second: no rate", f.Failed))
+			}
+		case f.Failed != "":
+			notes = append(notes, "it was "+f.Failed+" during the run")
+		}
 	}
-	if len(rates) == 0 {
-		return 0, false, false
+	r.note = strings.Join(notes, "; ")
+	for _, cs := range run.Summary {
+		if cs.Contender == contender && cs.Level == level {
+			sp, ok := cs.Numbers[streamload.NumberDelivered]
+			r.perS, r.ok = sp.Median, ok
+		}
 	}
-	slices.Sort(rates)
-	return rates[len(rates)/2], failed, true
+	return r
 }
 
 // Judge gives each contender a verdict on memory and cost, and the study's two claims theirs.
@@ -137,15 +172,63 @@ func (Scenario) Judge(run *results.Run) ([]results.Verdict, []results.Claim) {
 	return verdicts, []results.Claim{claimGrowsUntilFails(run), claimBoundedAtSmallCost(run)}
 }
 
+// The verdicts on memory under slow consumers with back-pressure, and on its cost.
+var (
+	Bounded       = scenario.Word{Text: "bounded", Tone: results.Good}
+	BoundedCostly = scenario.Word{Text: "bounded, costly", Tone: results.Mixed}
+	Unbounded     = scenario.Word{Text: "unbounded", Tone: results.Bad}
+	// Faults: gaps beyond what it counted as dropped, copies, corrupt or reordered messages,
+	// or drops when told to drop nothing, at any level: never bounded.
+	Faults = scenario.Faults
+)
+
+// faultsOf lists a contender's levels with delivery faults, in plan order.
+func faultsOf(run *results.Run, name string) []string {
+	var out []string
+	for _, level := range []string{ThroughputOn, ThroughputOff, SlowOn, SlowOff} {
+		faults := map[string]int64{}
+		for _, c := range measured(run, name, level) {
+			for k, n := range c.Faults {
+				faults[k] += n
+			}
+		}
+		if len(faults) > 0 {
+			out = append(out, level+": "+results.FormatFaults(faults))
+		}
+	}
+	return out
+}
+
+// disturbed says whether something other than the server set the figures of some cell of a
+// contender at level (its client, or other work on its CPUs), and the word for it.
+func disturbed(run *results.Run, name, level string) (scenario.Word, bool) {
+	var cs results.CellSummary
+	for _, c := range measured(run, name, level) {
+		cs.ClientBnd, cs.SharedCPU = cs.ClientBnd || c.ClientBound, cs.SharedCPU || c.SharedCPU
+	}
+	return scenario.Disturbed(cs)
+}
+
+func isDisturbed(run *results.Run, name, level string) bool {
+	_, ok := disturbed(run, name, level)
+	return ok
+}
+
 func judge(run *results.Run, name string) (results.Verdict, bool) {
+	if faults := faultsOf(run, name); len(faults) > 0 {
+		return Faults.Verdict(name, SlowOn, "delivery faults, "+strings.Join(faults, "; ")), true
+	}
 	var parts []string
-	verdict := ""
+	verdict := scenario.NotMeasured
 	if on, ok := worst(measured(run, name, SlowOn)); ok {
 		parts = append(parts, "slow consumers with back-pressure: "+on.String())
-		if on.Bounded() {
-			verdict = "bounded"
-		} else {
-			verdict = "unbounded"
+		switch {
+		case isDisturbed(run, name, SlowOn):
+			verdict, _ = disturbed(run, name, SlowOn)
+		case on.Bounded():
+			verdict = Bounded
+		default:
+			verdict = Unbounded
 		}
 	}
 	if off, ok := worst(measured(run, name, SlowOff)); ok {
@@ -153,33 +236,41 @@ func judge(run *results.Run, name string) (results.Verdict, bool) {
 	}
 	if cost, why, ok := costOf(run, name); ok {
 		parts = append(parts, why)
-		if verdict == "bounded" && cost > maxCost {
-			verdict = "bounded, costly"
+		if verdict == Bounded && cost > maxCost {
+			verdict = BoundedCostly
 		}
+	} else if why != "" {
+		parts = append(parts, why)
 	}
 	if len(parts) == 0 {
 		return results.Verdict{}, false
 	}
-	if verdict == "" {
-		verdict = "n/a"
-	}
-	return results.Verdict{Contender: name, Level: SlowOn, Verdict: verdict, Why: strings.Join(parts, "; ")}, true
+	return verdict.Verdict(name, SlowOn, strings.Join(parts, "; ")), true
 }
 
-// costOf is what back-pressure cost a contender in delivered messages/s.
-func costOf(run *results.Run, name string) (float64, string, bool) {
-	on, onFailed, ok1 := delivered(measured(run, name, ThroughputOn))
-	off, offFailed, ok2 := delivered(measured(run, name, ThroughputOff))
-	if !ok1 || !ok2 || off <= 0 {
+// costOf is what back-pressure cost a contender in delivered messages/s; without a cost, why
+// says what kept it from one (a level without a rate), or is "" when a level was not run.
+func costOf(run *results.Run, name string) (cost float64, why string, ok bool) {
+	on, off := delivered(run, name, ThroughputOn), delivered(run, name, ThroughputOff)
+	var notes []string
+	for _, r := range []struct {
+		with string
+		rate rate
+	}{{"with back-pressure", on}, {"without back-pressure", off}} {
+		if r.rate.note != "" {
+			notes = append(notes, "throughput "+r.with+": "+r.rate.note)
+		}
+	}
+	if !on.ok || !off.ok || off.perS <= 0 {
+		if len(notes) > 0 {
+			return 0, "no throughput cost: " + strings.Join(notes, "; "), false
+		}
 		return 0, "", false
 	}
-	cost := 1 - on/off
-	why := fmt.Sprintf("throughput %.0f msg/s with back-pressure, %.0f without (cost %+.0f %%)", on, off, cost*100)
-	if offFailed {
-		why += "; without back-pressure it failed during the throughput run, its rate is over the time it lasted"
-	}
-	if onFailed {
-		why += "; with back-pressure it failed during the throughput run"
+	cost = 1 - on.perS/off.perS
+	why = fmt.Sprintf("throughput %.0f msg/s with back-pressure, %.0f without (cost %+.0f %%)", on.perS, off.perS, cost*100)
+	if len(notes) > 0 {
+		why += "; " + strings.Join(notes, "; ")
 	}
 	return cost, why, true
 }
@@ -188,11 +279,12 @@ func costOf(run *results.Run, name string) (float64, string, bool) {
 // fails.
 func claimGrowsUntilFails(run *results.Run) results.Claim {
 	cl := results.Claim{ID: "a", Text: "Without back-pressure, slow clients grow the server's memory until it fails."}
-	var failed, grew, held []string
+	var failed, grew, held, uncounted []string
 	for _, ct := range run.Contenders {
 		f, ok := worst(measured(run, ct.Name, SlowOff))
 		switch {
 		case !ok:
+		case notCounted(run, ct.Name, SlowOff, &uncounted):
 		case f.Failed != "":
 			failed = append(failed, fmt.Sprintf("%s (%s)", ct.Name, f))
 		case f.Grew():
@@ -201,7 +293,21 @@ func claimGrowsUntilFails(run *results.Run) results.Claim {
 			held = append(held, fmt.Sprintf("%s (%s)", ct.Name, f))
 		}
 	}
-	return judged(cl, SlowOff, []outcomeGroup{{"failed", failed}, {"grew but lasted the run", grew}, {"held its memory", held}})
+	return judged(cl, SlowOff, []outcomeGroup{{"failed", failed}, {"grew but lasted the run", grew}, {"held its memory", held}}, uncounted)
+}
+
+// notCounted says whether a claim leaves a contender out at level, its figures being no
+// verdict on the server (client-bound, or delivery faults at any level), and notes why.
+func notCounted(run *results.Run, name, level string, why *[]string) bool {
+	if faults := faultsOf(run, name); len(faults) > 0 {
+		*why = append(*why, fmt.Sprintf("%s (delivery faults, %s)", name, strings.Join(faults, "; ")))
+		return true
+	}
+	if w, ok := disturbed(run, name, level); ok {
+		*why = append(*why, name+" ("+w.Cause()+" at "+level+")")
+		return true
+	}
+	return false
 }
 
 // outcomeGroup is the contenders that came out one way under a claim, in the claim's terms.
@@ -212,8 +318,8 @@ type outcomeGroup struct {
 
 // judged gives a claim its verdict from its groups, the first the claim's support and the last
 // its refutation (holds: all in the first; fails: all in the last; partly otherwise), and says
-// who is in which.
-func judged(cl results.Claim, level string, groups []outcomeGroup) results.Claim {
+// who is in which, and who was not counted.
+func judged(cl results.Claim, level string, groups []outcomeGroup, uncounted []string) results.Claim {
 	n := 0
 	var why []string
 	for _, g := range groups {
@@ -222,16 +328,22 @@ func judged(cl results.Claim, level string, groups []outcomeGroup) results.Claim
 			why = append(why, g.what+": "+strings.Join(g.list, ", "))
 		}
 	}
+	if len(uncounted) > 0 {
+		why = append(why, "not counted: "+strings.Join(uncounted, ", "))
+	}
 	switch {
+	case n == 0 && len(uncounted) > 0:
+		cl.Verdict, cl.Why = results.ClaimUntested, strings.Join(why, "; ")
+		return cl
 	case n == 0:
-		cl.Verdict, cl.Why = "untested", "no contender ran "+level
+		cl.Verdict, cl.Why = results.ClaimUntested, "no contender ran "+level
 		return cl
 	case len(groups[0].list) == n:
-		cl.Verdict = "holds"
+		cl.Verdict = results.ClaimHolds
 	case len(groups[len(groups)-1].list) == n:
-		cl.Verdict = "fails"
+		cl.Verdict = results.ClaimFails
 	default:
-		cl.Verdict = "partly"
+		cl.Verdict = results.ClaimPartly
 	}
 	cl.Why = strings.Join(why, "; ")
 	return cl
@@ -241,25 +353,24 @@ func judged(cl results.Claim, level string, groups []outcomeGroup) results.Claim
 // cost.
 func claimBoundedAtSmallCost(run *results.Run) results.Claim {
 	cl := results.Claim{ID: "b", Text: "With back-pressure, memory stays bounded at a throughput cost of at most 20 %."}
-	var good, costly, unbounded []string
+	var good, untested, costly, unbounded, uncounted []string
 	for _, ct := range run.Contenders {
 		f, ok := worst(measured(run, ct.Name, SlowOn))
-		if !ok {
+		if !ok || notCounted(run, ct.Name, SlowOn, &uncounted) {
 			continue
 		}
 		cost, why, costKnown := costOf(run, ct.Name)
 		switch {
 		case !f.Bounded():
 			unbounded = append(unbounded, fmt.Sprintf("%s (%s)", ct.Name, f))
-		case costKnown && cost > maxCost:
+		case !costKnown: // bounded, but what it cost was not measured: that part is untested
+			untested = append(untested, fmt.Sprintf("%s (%s)", ct.Name, f))
+		case cost > maxCost:
 			costly = append(costly, fmt.Sprintf("%s (%s)", ct.Name, why))
 		default:
-			entry := fmt.Sprintf("%s (%s", ct.Name, f)
-			if costKnown {
-				entry += "; " + why
-			}
-			good = append(good, entry+")")
+			good = append(good, fmt.Sprintf("%s (%s; %s)", ct.Name, f, why))
 		}
 	}
-	return judged(cl, SlowOn, []outcomeGroup{{"bounded at ≤ 20 % cost", good}, {"bounded but costing more than 20 %", costly}, {"not bounded", unbounded}})
+	return judged(cl, SlowOn, []outcomeGroup{{"bounded at ≤ 20 % cost", good}, {"bounded, its cost not measured (no throughput levels)", untested},
+		{"bounded but costing more than 20 %", costly}, {"not bounded", unbounded}}, uncounted)
 }

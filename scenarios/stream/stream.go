@@ -7,9 +7,9 @@ package stream
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 	streamload "github.com/arena-lab/arena/internal/stream"
 )
@@ -66,32 +66,33 @@ func (Scenario) Presets() []string { return []string{"default", "seed"} }
 
 // Plan builds the four levels of the preset.
 func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
-	preset := o.Preset
-	if preset == "" {
-		preset = "default"
+	r, err := o.Resolve(s)
+	if err != nil {
+		return scenario.Plan{}, err
 	}
+	preset := r.Preset
 	sh := defaultShape
 	switch {
 	case preset == "seed":
 		sh = seedShape
-	case preset != "default":
-		return scenario.Plan{}, fmt.Errorf("stream has no preset %q (presets: %s)", preset, strings.Join(s.Presets(), ", "))
-	case o.Quick:
+	case r.Quick:
 		sh = quickShape
 	}
-	if o.Duration > 0 {
-		sh.throughput, sh.slow = o.Duration, o.Duration
-	}
+	sh.throughput, sh.slow = r.Duration(sh.throughput), r.Duration(sh.slow)
 	rate := "as fast as the server can (rate 0)"
 	if sh.rate > 0 {
 		rate = fmt.Sprintf("%d messages/s per client (%d in all)", sh.rate, sh.rate*sh.clients)
 	}
-	plan := scenario.Plan{Preset: preset, Notes: []string{
+	plan := scenario.Plan{Preset: preset, Headline: []results.Headline{
+		{Figure: streamload.NumberDelivered, Per: results.PerLevel, Label: "delivered messages/s", Unit: "messages/s"},
+		{Figure: "rss_mb", Per: results.PerLevel, Label: "server RSS peak", Unit: "MB"},
+	}, Notes: []string{
 		fmt.Sprintf("%d clients open /stream?rate=%d&size=%d: each generator makes %s.", sh.clients, sh.rate, size, rate),
 		fmt.Sprintf("throughput: every client reads as fast as it can for %s; slow: every client waits %s after each message, for %s (the study's slow clients).", sh.throughput, readDelay, sh.slow),
 		"Each mode runs with BACKPRESSURE=on (≤ 100 sends in flight, ≤ 5000 waiting per client, the oldest dropped) and off (everything handed to the connection).",
 		"Every contender runs under the same memory cap, the heap plus 512 MiB, in a memory cgroup where the lab can make one: out of memory is recorded, not suffered.",
-		"Latency is from the ts each message carries (the server's clock at generation) to its arrival; delivered messages/s is what the clients read.",
+		"Latency is from the ts each message carries (the server's clock at generation) to its arrival; delivered messages/s is what the clients read, over the time from the first connection to the end of the reading (or to the server's death: a server that died within a second has no rate).",
+		"Every client checks its messages: gaps beyond what the server counted as dropped, copies, messages out of order or malformed, and any drop with BACKPRESSURE=off are delivery faults; a contender with any is judged faults, never bounded, and its rate is not ranked.",
 		"Only contenders with /stream (features = [\"stream\"]) are measured; the others are listed as unsupported.",
 	}}
 	if preset == "seed" {
@@ -104,13 +105,13 @@ func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
 		{ThroughputOn, "throughput", "on", false}, {ThroughputOff, "throughput", "off", false},
 		{SlowOn, "slow consumers", "on", true}, {SlowOff, "slow consumers", "off", true},
 	} {
-		l := streamload.Load{Tag: Tag, Clients: sh.clients, Rate: sh.rate, Size: size, Duration: sh.throughput}
+		l := streamload.Load{Tag: Tag, Clients: sh.clients, Rate: sh.rate, Size: size, Duration: sh.throughput, Lossless: m.bp == "off"}
 		if m.slow {
 			l.Slow, l.ReadDelay, l.Duration = sh.clients, readDelay, sh.slow
 		}
 		plan.Levels = append(plan.Levels, scenario.Level{
 			Name: m.name, // no X: four levels of one count are no curve
-			Env:  map[string]string{"BACKPRESSURE": m.bp}, Driver: l, MemoryCap: true,
+			Env:  map[string]string{"BACKPRESSURE": m.bp}, Load: l, MemoryCap: true,
 		})
 	}
 	return plan, nil

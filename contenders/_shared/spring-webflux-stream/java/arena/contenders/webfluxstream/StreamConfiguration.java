@@ -18,8 +18,9 @@ public class StreamConfiguration {
 
     /**
      * Reactor Netty's {@code send} requests this many messages from a publisher, and more only as
-     * their writes complete (default 128). The main classes set it to 100 before Reactor Netty
-     * loads, unless JAVA_OPTS sets it: the contract's 100 sends in flight per connection.
+     * their writes complete (default 128). main() (the shared WebfluxMain) sets it to 100 before
+     * Reactor Netty loads, unless JAVA_OPTS sets it: the contract's 100 sends in flight per
+     * connection.
      */
     public static final String SEND_PREFETCH = "reactor.netty.send.maxPrefetchSize";
     public static final String SEND_PREFETCH_VALUE = "100";

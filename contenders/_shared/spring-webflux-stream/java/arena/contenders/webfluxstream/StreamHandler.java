@@ -79,8 +79,7 @@ public final class StreamHandler implements WebHandler {
                 ? generated
                         .onBackpressureBuffer(QUEUE, dropped -> stats.dropped(), BufferOverflowStrategy.DROP_OLDEST)
                         .doOnNext(taken -> stats.sent())
-                : generated
-                        .doOnNext(handedOver -> stats.sent())
+                : generated // counted as sent when generated (emit): every message is handed over
                         .onBackpressureBuffer(); // unbounded: what the client does not read piles up
         Mono<Void> output = session.send(outbound
                 .map(bytes -> new WebSocketMessage(WebSocketMessage.Type.TEXT, session.bufferFactory().wrap(bytes))));
@@ -146,6 +145,12 @@ public final class StreamHandler implements WebHandler {
     private void emit(FluxSink<byte[]> sink, Frames frames) {
         byte[] message = frames.next();
         stats.generated();
+        if (!backpressure) {
+            // Without back-pressure every generated message is handed to the connection, so it
+            // is sent as it is made: counted later, one generated as the client closed would be
+            // neither sent nor dropped (verify checks generated = sent + dropped).
+            stats.sent();
+        }
         sink.next(message);
     }
 

@@ -8,6 +8,8 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
+import io.helidon.common.buffers.BufferData;
+
 import io.helidon.websocket.WsSession;
 
 /**
@@ -52,6 +54,8 @@ final class StreamClient {
     private final ArrayDeque<String> queue = new ArrayDeque<>();
     /** Written under lock, read anywhere. */
     private volatile boolean running = true;
+    /** Guarded by lock: the payload of a ping to answer, which the sender writes between messages. */
+    private byte[] pong;
     private final AtomicBoolean stopped = new AtomicBoolean();
 
     private Thread generator;
@@ -183,6 +187,20 @@ final class StreamClient {
         }
     }
 
+    /**
+     * Answers a ping. Helidon 4.3.1 does not answer pings itself, and the sender is the only
+     * thread that writes to the session, so it writes the pong before its next messages.
+     */
+    void pong(byte[] payload) {
+        lock.lock();
+        try {
+            pong = payload;
+            ready.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     private void send() {
         String[] flight = new String[MAX_IN_FLIGHT];
         try {
@@ -190,11 +208,15 @@ final class StreamClient {
                 int n = 0;
                 lock.lock();
                 try {
-                    while (running && queue.isEmpty()) {
+                    while (running && queue.isEmpty() && pong == null) {
                         ready.await();
                     }
                     if (!running) {
                         return;
+                    }
+                    if (pong != null) {
+                        session.pong(BufferData.create(pong));
+                        pong = null;
                     }
                     String message;
                     while (n < MAX_IN_FLIGHT && (message = queue.pollFirst()) != null) {

@@ -2,6 +2,8 @@ package arena.contenders.helidon;
 
 import java.util.Optional;
 
+import io.helidon.common.buffers.BufferData;
+
 import io.helidon.http.Headers;
 import io.helidon.http.HttpPrologue;
 import io.helidon.websocket.WsListener;
@@ -55,6 +57,15 @@ final class StreamListener implements WsListener {
             }
             opened.stop();
         });
+    }
+
+    @Override
+    public void onPing(WsSession session, BufferData buffer) {
+        byte[] data = new byte[buffer.available()];
+        buffer.read(data);
+        if (client != null) {
+            client.pong(data);
+        }
     }
 
     @Override

@@ -2,12 +2,13 @@ package arena.contenders.webfluxfn;
 
 import java.time.Duration;
 
-import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.stereotype.Component;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.server.ResponseStatusException;
+
+import arena.contenders.webfluxcommon.Millis;
 
 import reactor.core.publisher.Mono;
 
@@ -17,8 +18,6 @@ import reactor.core.publisher.Mono;
  */
 @Component
 public class DelayHandler {
-
-    static final long MAX_MS = 60_000;
 
     public Mono<ServerResponse> instant(ServerRequest request) {
         return text("INSTANT");
@@ -37,23 +36,16 @@ public class DelayHandler {
     }
 
     /**
-     * A timer for {@code ?ms=N}, or for {@code dflt} ms without it. Anything but an integer in
-     * 0..60000, including an empty {@code ?ms=}, is a 400.
+     * A timer for {@code ?ms=N}, or for {@code dflt} ms without it; the shared {@link Millis}
+     * makes anything but an integer in 0..60000, including an empty {@code ?ms=}, a 400.
      */
     private static Mono<Long> wait(ServerRequest request, long dflt) {
-        String raw = request.queryParam("ms").orElse(null);
-        if (raw == null) {
-            return Mono.delay(Duration.ofMillis(dflt));
-        }
+        long ms;
         try {
-            long ms = Long.parseLong(raw);
-            if (ms >= 0 && ms <= MAX_MS) {
-                return Mono.delay(Duration.ofMillis(ms));
-            }
-        } catch (NumberFormatException ignored) {
-            // falls through to the 400 below
+            ms = Millis.parse(request.queryParam("ms").orElse(null), dflt);
+        } catch (ResponseStatusException e) {
+            return Mono.error(e);
         }
-        return Mono.error(new ResponseStatusException(HttpStatus.BAD_REQUEST,
-                "ms must be an integer in 0.." + MAX_MS + ", got '" + raw + "'"));
+        return Mono.delay(Duration.ofMillis(ms));
     }
 }

@@ -1,42 +1,26 @@
 package arena.contenders.webfluxfn;
 
-import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Import;
 
 import arena.contenders.webfluxchat.ChatConfiguration;
+import arena.contenders.webfluxcommon.Downstream;
+import arena.contenders.webfluxcommon.JsonErrorHandler;
+import arena.contenders.webfluxcommon.WebfluxMain;
 import arena.contenders.webfluxstream.StreamConfiguration;
 
 /**
  * Spring WebFlux functional endpoints on Reactor Netty: {@link Routes} maps each path to a
- * handler function; every request is served on the event loop and never blocks it. The /chat
- * and /stream WebSockets come from {@link ChatConfiguration} and {@link StreamConfiguration},
- * shared with spring-webflux and outside this package's component scan, hence the explicit import.
+ * handler function; every request is served on the event loop and never blocks it. This package
+ * holds what is compared with spring-webflux, the endpoints as functions; the rest (/chat,
+ * /stream, the downstream fetch, the JSON errors, main()'s Reactor Netty properties) is shared
+ * with it and lies outside this package's component scan, hence the explicit import.
  */
 @SpringBootApplication
-@Import({ ChatConfiguration.class, StreamConfiguration.class })
+@Import({ ChatConfiguration.class, StreamConfiguration.class, Downstream.class, JsonErrorHandler.class })
 public class WebfluxFnContender {
 
-    /**
-     * Works around a Reactor Netty bug (reactor/reactor-netty#4361, PR #4347; present in the
-     * 1.2.18 that Boot 3.5.16 brings): when a client sends its next request on a keep-alive
-     * connection before the server has finished with the previous one, the request is buffered,
-     * and after a synchronous answer the server can stop reading that connection for good. With
-     * Go's client about one request in fifty hung here. Flushing the last response at once when
-     * no read is pending terminates the previous request before the next one arrives, which
-     * closes that route. Read once by Reactor Netty's HttpTrafficHandler, so set before Boot
-     * starts; a -D in JAVA_OPTS still wins.
-     */
-    static final String LAST_FLUSH_WHEN_NO_READ = "reactor.netty.http.server.lastFlushWhenNoRead";
-
     public static void main(String[] args) {
-        if (System.getProperty(LAST_FLUSH_WHEN_NO_READ) == null) {
-            System.setProperty(LAST_FLUSH_WHEN_NO_READ, "true");
-        }
-        // /stream's 100 sends in flight: Reactor Netty's send prefetch, read once when it loads.
-        if (System.getProperty(StreamConfiguration.SEND_PREFETCH) == null) {
-            System.setProperty(StreamConfiguration.SEND_PREFETCH, StreamConfiguration.SEND_PREFETCH_VALUE);
-        }
-        SpringApplication.run(WebfluxFnContender.class, args);
+        WebfluxMain.run(WebfluxFnContender.class, args);
     }
 }

@@ -1,16 +1,15 @@
 package arena.contenders.vertxbus;
 
-import java.util.concurrent.TimeUnit;
-
 import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
-import io.vertx.core.json.JsonObject;
+
+import arena.contenders.vertxcommon.Launch;
 
 /**
- * Starts Vert.x with its default options (a local, non-clustered EventBus) and deploys, once per
- * event loop each, the {@link ServiceVerticle} that does the work and the {@link HttpVerticle}
- * that hands it every request over the EventBus.
+ * Starts Vert.x (the shared {@link Launch}: default options, a local, non-clustered EventBus)
+ * and deploys, once per event loop each, the {@link ServiceVerticle} that does the work and the
+ * {@link HttpVerticle} that hands it every request over the EventBus.
  */
 public final class Main {
 
@@ -18,51 +17,13 @@ public final class Main {
     }
 
     public static void main(String[] args) {
-        int port = Integer.parseInt(env("PORT", "8080"));
-        String downstream = env("DOWNSTREAM_URL", "http://127.0.0.1:" + port);
-        boolean backpressure = switch (env("BACKPRESSURE", "on").toLowerCase()) {
-            case "on" -> true;
-            case "off" -> false;
-            default -> throw new IllegalArgumentException("BACKPRESSURE must be on or off, got '"
-                    + System.getenv("BACKPRESSURE") + "'");
-        };
-
-        // Default options: 2 × available processors event loops (under taskset, the pinned CPUs).
-        VertxOptions options = new VertxOptions();
-        Vertx vertx = Vertx.vertx(options);
-        int instances = options.getEventLoopPoolSize();
-
-        // Vert.x installs no signal handling of its own: close it on SIGTERM so the servers,
-        // consumers, timers and clients stop at once even with 10-s /delayed requests pending.
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            try {
-                vertx.close().toCompletionStage().toCompletableFuture().get(8, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                System.err.println("vertx-eventbus: close did not finish: " + e);
-            }
-        }, "vertx-shutdown"));
-
-        JsonObject config = new JsonObject()
-                .put("port", port)
-                .put("downstream", downstream)
-                .put("instances", instances)
-                .put("backpressure", backpressure);
-        DeploymentOptions deployment = new DeploymentOptions().setInstances(instances).setConfig(config);
+        Launch launch = Launch.start("vertx-eventbus");
+        Vertx vertx = launch.vertx();
+        DeploymentOptions deployment = launch.deployment();
         // The services first, so the consumers are registered before the server takes requests.
-        vertx.deployVerticle(ServiceVerticle.class, deployment)
-                .compose(services -> vertx.deployVerticle(HttpVerticle.class, deployment))
-                .onSuccess(id -> System.out.printf("vertx-eventbus: listening on 127.0.0.1:%d, %d HTTP and %d "
-                        + "service verticle instances (one each per event loop), downstream %s, back-pressure %s%n",
-                        port, instances, instances, downstream, backpressure ? "on" : "off"))
-                .onFailure(e -> {
-                    System.err.println("vertx-eventbus: failed to start: " + e);
-                    e.printStackTrace();
-                    System.exit(1);
-                });
-    }
-
-    private static String env(String name, String dflt) {
-        String value = System.getenv(name);
-        return value == null || value.isBlank() ? dflt : value.trim();
+        Future<String> deployed = vertx.deployVerticle(ServiceVerticle.class, deployment)
+                .compose(services -> vertx.deployVerticle(HttpVerticle.class, deployment));
+        int n = launch.instances();
+        launch.report(deployed, n + " HTTP and " + n + " service verticle instances (one each per event loop)");
     }
 }

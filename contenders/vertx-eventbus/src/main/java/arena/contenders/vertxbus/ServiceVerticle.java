@@ -1,17 +1,15 @@
 package arena.contenders.vertxbus;
 
-import java.util.concurrent.TimeoutException;
-
 import io.vertx.core.AbstractVerticle;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
-import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
-import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.ext.web.handler.HttpException;
+
+import arena.contenders.vertxcommon.Downstream;
 
 /**
  * Does the work behind /instant, /delayed, /sleep and /data/{id}: consumers on the local EventBus
@@ -21,8 +19,6 @@ import io.vertx.ext.web.client.WebClientOptions;
  */
 public class ServiceVerticle extends AbstractVerticle {
 
-    /** The contract's limit for the downstream: connect and answer within 2 s. */
-    static final int DOWNSTREAM_TIMEOUT_MS = 2_000;
     /** Vert.x's default HTTP/1 pool per client, kept for each instance of the shared client. */
     static final int POOL_PER_INSTANCE = new WebClientOptions().getMaxPoolSize();
 
@@ -41,7 +37,7 @@ public class ServiceVerticle extends AbstractVerticle {
                 .setName("arena-downstream")
                 .setMaxPoolSize(POOL_PER_INSTANCE * config().getInteger("instances"))
                 .setKeepAlive(true)
-                .setConnectTimeout(DOWNSTREAM_TIMEOUT_MS));
+                .setConnectTimeout(Downstream.TIMEOUT_MS));
 
         // On the local (non-clustered) bus a consumer is registered as soon as it is created.
         EventBus bus = vertx.eventBus();
@@ -65,46 +61,16 @@ public class ServiceVerticle extends AbstractVerticle {
         vertx.setTimer(ms, id -> msg.reply(body));
     }
 
-    /** /data/{id} (study 002): fetch, decode into {@link Data}, encode it back as the reply. */
+    /** /data/{id} (study 002): the shared fetch and decode, encoded back as the reply. */
     private void data(Message<JsonObject> msg) {
-        int id = msg.body().getInteger("id");
-        client.get(downstream.port(), downstream.host(), downstream.dataUri(id))
-                .ssl(downstream.ssl())
-                .timeout(DOWNSTREAM_TIMEOUT_MS)
-                .send()
-                .onSuccess(answer -> answer(msg, id, answer))
-                .onFailure(e -> msg.fail(502, "downstream failed: " + describe(e)));
-    }
-
-    private static void answer(Message<JsonObject> msg, int id, HttpResponse<Buffer> answer) {
-        int status = answer.statusCode();
-        if (status == 404) {
-            msg.fail(404, "downstream has no data" + id + ".json");
-            return;
-        }
-        if (status < 200 || status > 299) {
-            msg.fail(502, "downstream answered " + status);
-            return;
-        }
-        Data data;
-        try {
-            data = answer.bodyAsJson(Data.class); // Vert.x's Json codec: Jackson databind
-        } catch (DecodeException | IllegalArgumentException e) {
-            msg.fail(502, "downstream body is not a Data record");
-            return;
-        }
-        if (data == null) {
-            msg.fail(502, "downstream sent no body");
-            return;
-        }
-        msg.reply(Json.encodeToBuffer(data));
-    }
-
-    private static String describe(Throwable e) {
-        if (e instanceof TimeoutException) {
-            return "no answer within " + DOWNSTREAM_TIMEOUT_MS / 1000 + " s";
-        }
-        String message = e.getMessage();
-        return message == null || message.isBlank() ? e.getClass().getSimpleName() : message;
+        downstream.fetch(client, msg.body().getInteger("id"))
+                .onSuccess(data -> msg.reply(Json.encodeToBuffer(data))) // Vert.x's Json codec (Jackson)
+                .onFailure(e -> {
+                    if (e instanceof HttpException http) {
+                        msg.fail(http.getStatusCode(), http.getPayload()); // 404 or 502
+                    } else {
+                        msg.fail(500, String.valueOf(e));
+                    }
+                });
     }
 }

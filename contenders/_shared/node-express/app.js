@@ -1,0 +1,125 @@
+'use strict';
+
+// The Express app: every route of the contract and its JSON errors, for node-express and
+// node-express-cluster alike (serve.js listens). express comes in as an argument: see serve.js.
+
+const TIMEOUT_MS = 2000; // downstream answer, /data/{id}
+
+/** The typed shape of /resources/dataN.json: /data/{id} decodes into it and encodes it back. */
+class Data {
+  constructor(id, value, active, props) {
+    this.id = id;
+    this.value = value;
+    this.active = active;
+    this.props = props;
+  }
+
+  /** Throws on anything that does not have the shape. */
+  static from(json) {
+    const { id, value, active, props } = json ?? {};
+    if (!Number.isInteger(id) || typeof value !== 'string' || typeof active !== 'boolean'
+        || !Array.isArray(props) || !props.every((p) => typeof p === 'string')) {
+      throw new TypeError('downstream body is not a data record');
+    }
+    return new Data(id, value, active, props);
+  }
+}
+
+function httpError(status, message) {
+  return Object.assign(new Error(message), { status });
+}
+
+/** ?ms=N: an integer in 0..60000, else a 400 (also for "?ms=" and a repeated ms). */
+function millis(req, dflt) {
+  const raw = req.query.ms;
+  if (raw === undefined) return dflt;
+  if (typeof raw === 'string' && /^[+-]?\d+$/.test(raw)) {
+    const ms = Number(raw);
+    if (ms >= 0 && ms <= 60000) return ms;
+  }
+  throw httpError(400, `ms must be an integer in 0..60000, got '${raw}'`);
+}
+
+function text(res, body) {
+  res.type('text/plain').send(body);
+}
+
+/**
+ * The app. express is the contender's own package; resources the folder of data1.json and
+ * data2.json; mount(app, { onlyGet }), when given, adds routes before the 404 fallback.
+ */
+function createApp(express, { port, resources, mount }) {
+  const downstream = (process.env.DOWNSTREAM_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, '');
+  const app = express();
+  app.disable('x-powered-by');
+
+  // A known path asked with another method: 405 with Allow, as the JSON body the contract wants.
+  const onlyGet = (req, res) => {
+    res.set('Allow', 'GET, HEAD').status(405).json({ error: `${req.method} is not allowed on ${req.path}` });
+  };
+  const up = (req, res) => res.json({ status: 'UP' });
+
+  app.route('/actuator/health/liveness').get(up).all(onlyGet);
+  app.route('/actuator/health/readiness').get(up).all(onlyGet);
+
+  app.route('/instant').get((req, res) => text(res, 'INSTANT')).all(onlyGet);
+
+  // A timer on the event loop: the request holds no thread while it waits.
+  app.route('/delayed').get((req, res) => {
+    setTimeout(() => text(res, 'DELAYED'), millis(req, 10000));
+  }).all(onlyGet);
+  app.route('/sleep').get((req, res) => {
+    setTimeout(() => text(res, 'SLEPT'), millis(req, 100));
+  }).all(onlyGet);
+
+  // /resources/data1.json and data2.json; anything else falls through to the JSON 404.
+  app.use('/resources', express.static(resources, { index: false, redirect: false }));
+
+  // Node's built-in fetch (undici): its global agent pools keep-alive connections per origin.
+  app.route('/data/:id').get(async (req, res) => {
+    const raw = req.params.id;
+    const id = /^[+-]?\d+$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(id)) throw httpError(400, `id must be an integer, got '${raw}'`);
+
+    let answer;
+    try {
+      answer = await fetch(`${downstream}/resources/data${id}.json`, { signal: AbortSignal.timeout(TIMEOUT_MS) });
+    } catch (err) { // refused, reset, or no answer within 2 s
+      throw httpError(502, `downstream failed: ${err.cause?.code ?? err.name}`);
+    }
+    if (!answer.ok) {
+      await answer.arrayBuffer().catch(() => {}); // read it out so the connection goes back to the pool
+      throw answer.status === 404
+        ? httpError(404, `no data ${id}`)
+        : httpError(502, `downstream answered ${answer.status}`);
+    }
+    let data;
+    try {
+      data = Data.from(await answer.json()); // the 2-s signal covers the body too
+    } catch (err) {
+      throw httpError(502, `downstream body: ${err.name === 'TimeoutError' ? 'no answer within 2 s' : err.message}`);
+    }
+    res.json(data);
+  }).all(onlyGet);
+
+  mount?.(app, { onlyGet }); // /stream and /stream/stats (study 003)
+
+  // Unknown path (or a /resources file that does not exist).
+  app.use((req, res) => {
+    res.status(404).json({ error: `no route for ${req.method} ${req.path}` });
+  });
+
+  // Every error as {"error": ...}, never Express's HTML page.
+  app.use((err, req, res, next) => {
+    let status = err.status ?? err.statusCode;
+    if (!Number.isInteger(status) || status < 400 || status > 599) status = 500;
+    if (status === 500) console.error(err); // a bug, not a contract outcome
+    if (res.headersSent) return next(err); // Express's own handler closes the connection
+    const message = status < 500 || err.status ? err.message : 'internal server error';
+    res.status(status).json({ error: message || `status ${status}` });
+  });
+
+  return app;
+}
+
+module.exports = { createApp };

@@ -1,0 +1,429 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/load"
+	"github.com/arena-lab/arena/internal/probe"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+// Sampling periods: the probe at 4 Hz, the latency timeline and .hlog at 1 s.
+const (
+	probePeriod    = 250 * time.Millisecond
+	windowInterval = time.Second
+)
+
+// clientBusyShare of the client's cores, or lateShare of its sends, flags a cell as
+// client-bound: the client, not the server, may have set its pace.
+const (
+	clientBusyShare = 0.90
+	lateShare       = 0.01
+	minLate         = 5
+)
+
+// cellPlan is one cell to run.
+type cellPlan struct {
+	m      *contender.Manifest
+	level  scenario.Level
+	repeat int
+}
+
+func (c cellPlan) String() string {
+	return fmt.Sprintf("%s · %s · repeat %d", c.m.Name, c.level.Name, c.repeat)
+}
+
+// notRun records a cell that was not measured, and why.
+func (c cellPlan) notRun(status, why string) results.Cell {
+	return results.Cell{Contender: c.m.Name, Level: c.level.Name, Repeat: c.repeat, Started: time.Now(),
+		Outcome: results.Outcome{Status: status, Detail: why}}
+}
+
+func (c cellPlan) file(dir, sub, ext string) string {
+	return filepath.Join(dir, sub, fmt.Sprintf("%s-%s-r%d.%s", c.m.Name, c.level.Name, c.repeat, ext))
+}
+
+// runCell starts the contender, warms it, drives the level's load while probing it, stops
+// it and returns the record: start → warm → drive → stop → classify. A watchdog polls its
+// readiness from its start to the end of the load, and a death in its group ends the warm-up
+// or the load at once. It never fails: what went wrong is the outcome.
+func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) results.Cell {
+	cell := results.Cell{Contender: c.m.Name, Level: c.level.Name, Repeat: c.repeat, Env: c.vars(), Started: time.Now(),
+		Outcome: results.Outcome{Status: results.OutcomeOK}}
+	srv, err := l.start(ctx, c, dir, port, cell.Env)
+	if srv != nil {
+		cell.Port = srv.in.Port
+		if srv.mem != nil {
+			defer srv.mem.release() // once the server is stopped; its record is taken before
+		}
+	}
+	if err != nil {
+		cell.Outcome = err.outcome
+		return cell
+	}
+	defer srv.stopDownstream()
+	endHurry := l.killOnHurry(srv.in)
+	live, endLive := untilExit(ctx, srv.in)
+	defer endLive()
+	dog := watch(srv.in.Addr(), results.SilenceLimit(c.level.Load.Describe().Timeout), func(since time.Time) {
+		l.Progress.Note(fmt.Sprintf("%s stopped answering (nothing since %s)", c.m.Name, since.Format("15:04:05")))
+	})
+	var m measurement
+	if l.warm(live, c, srv) {
+		m = l.drive(live, c, dir, srv)
+	} else {
+		m.crashed, m.inWarmup = true, true
+	}
+	m.silentSince, m.silent = dog.Stop()
+	srv.http.CloseIdle()
+	took, killed := srv.in.Stop()
+	m.hurried = endHurry()
+	if srv.mem != nil {
+		cell.Memory = srv.mem.record()
+	}
+	if err := l.record(&cell, c, m); err != nil && m.err == nil {
+		m.err = err
+	}
+	cell.Outcome = classify(ctx, c, srv, m, took)
+	if cell.Outcome.Killed = killed; killed {
+		cell.Outcome.Detail += fmt.Sprintf("; it did not exit within %s of SIGTERM, and its group was killed", contender.StopGrace)
+	}
+	return cell
+}
+
+// untilExit is ctx, ended early when the contender's main process exits: a load against a
+// dead server would only count failures.
+func untilExit(ctx context.Context, in *contender.Instance) (context.Context, context.CancelFunc) {
+	live, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-in.Exited():
+			cancel()
+		case <-live.Done():
+		}
+	}()
+	return live, cancel
+}
+
+// killOnHurry kills the contender's group at once when the user presses Ctrl-C a second time
+// (Lab.Hurry), rather than wait out its grace after SIGTERM; the returned func ends the watch
+// and says whether it killed.
+func (l *Lab) killOnHurry(in *contender.Instance) (end func() bool) {
+	done, watched := make(chan struct{}), make(chan bool, 1)
+	go func() {
+		select {
+		case <-l.Hurry:
+			watched <- in.Signal(syscall.SIGKILL) == nil
+		case <-done:
+			watched <- false
+		}
+	}()
+	return func() bool { close(done); return <-watched }
+}
+
+// vars are the level's contract variables the contender honours: one it ignores is not
+// passed, nor reported as applied.
+func (c cellPlan) vars() map[string]string {
+	vars := map[string]string{}
+	for k, v := range c.level.Env {
+		if c.m.Honours(k) {
+			vars[k] = v
+		}
+	}
+	return vars
+}
+
+// cellServer is what a cell runs against: the contender, the lab's downstream beside it
+// when the level has one, the memory cap around it, and the HTTP pool the loads share.
+type cellServer struct {
+	in   *contender.Instance
+	ds   *SelfProc
+	mem  *memCap
+	http *load.HTTPDoer
+}
+
+func (s *cellServer) stopDownstream() {
+	if s.ds != nil {
+		s.ds.Stop()
+	}
+}
+
+func (s *cellServer) target() load.Target { return load.Target{Addr: s.in.Addr(), HTTP: s.http} }
+
+// startError is a cell that ended before its load: its outcome says how.
+type startError struct{ outcome results.Outcome }
+
+// start brings up the level's downstream, then the contender (capped when the level asks),
+// and waits until it is ready. On error the contender, if it started, is already stopped.
+func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars map[string]string) (*cellServer, *startError) {
+	srv := &cellServer{}
+	if c.level.Downstream != nil {
+		ds, err := StartDownstream(l.ClientCPUs, c.level.Downstream.Delay, c.file(dir, "logs", "downstream.log"))
+		if err != nil {
+			return nil, &startError{results.Outcome{Status: results.OutcomeError, Detail: err.Error()}}
+		}
+		srv.ds = ds
+		vars["DOWNSTREAM_URL"] = ds.URL() // every contender honours it: the contract's /data/{id}
+	}
+	in, err := contender.Start(c.m, contender.StartOptions{
+		Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Port: port, Vars: vars, LogPath: c.file(dir, "logs", "log"),
+	})
+	if err != nil {
+		srv.stopDownstream()
+		return nil, &startError{results.Outcome{Status: results.OutcomeError, Detail: err.Error()}}
+	}
+	srv.in = in
+	if c.level.MemoryCap {
+		srv.mem = capMemory(c.m.Name, in.Pid(), l.Settings.HeapMB)
+		if srv.mem.why != "" {
+			l.Progress.Note("memory cap: the heap only (" + srv.mem.why + ")")
+		}
+	}
+	if err := in.WaitReady(ctx, readyTimeout); err != nil {
+		endHurry := l.killOnHurry(in)
+		in.Stop()
+		_ = endHurry()
+		srv.stopDownstream()
+		o := exitOutcome(in, results.OutcomeUnready, err.Error())
+		if ctx.Err() != nil {
+			o.Status = results.OutcomeInterrupted
+		}
+		return srv, &startError{o}
+	}
+	srv.http = load.NewHTTPDoer(in.Addr(), 0)
+	return srv, nil
+}
+
+// warm runs the level's warm-up loads, whose figures are discarded; false when the contender
+// died during them (ctx, from untilExit, then ends the warm-up at once).
+func (l *Lab) warm(ctx context.Context, c cellPlan, srv *cellServer) bool {
+	if len(c.level.Warmup) == 0 {
+		return !exited(srv.in)
+	}
+	l.Progress.Step("warm-up")
+	for _, w := range c.level.Warmup {
+		if ctx.Err() != nil {
+			break
+		}
+		_, _ = w.Run(ctx, srv.target(), load.NewRecorder(time.Now(), nil)) // a warm-up that cannot run shows in the load after it
+	}
+	srv.http.CloseIdle()
+	if exited(srv.in) {
+		l.Progress.Done("the contender died")
+		return false
+	}
+	l.Progress.Done("done")
+	return true
+}
+
+func exited(in *contender.Instance) bool {
+	select {
+	case <-in.Exited():
+		return true
+	default:
+		return false
+	}
+}
+
+// measurement is what one drive saw.
+type measurement struct {
+	start     time.Time // of the load
+	elapsed   time.Duration
+	tags      []load.TagResult
+	figures   results.Figures
+	err       error        // the load could not run
+	crashed   bool         // the contender died before the lab stopped it
+	inWarmup  bool         // … during the warm-up, so that no load ran
+	exits     []probe.Exit // processes of its group that died while its main process lived
+	server    []results.Sample
+	client    []results.Sample
+	ds        []results.Sample // the lab's downstream, when the level had one
+	hlog      string
+	hlogError string
+	// silent: the watchdog found it silent for longer than its limit, since silentSince.
+	silentSince time.Time
+	silent      bool
+	hurried     bool // the lab killed it at a second Ctrl-C: its death is none of its own
+	// cpus are what the server's and the client's CPUs spent, read as the load began and ended.
+	cpusBefore, cpusAfter cpuShares
+}
+
+// drive runs the level's load against the server while the probes sample the server, the
+// client and the downstream on the recorder's clock, and writes the interval log. ctx ends
+// when the contender dies (untilExit): the load stops there.
+func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer) measurement {
+	m := measurement{start: time.Now()}
+	var sink load.IntervalSink
+	hlogPath := c.file(dir, "hlog", "hlog")
+	if hl, err := load.CreateHlog(hlogPath, m.start, fmt.Sprintf("arena %s, %s", c, srv.in.Addr())); err != nil {
+		m.hlogError = err.Error()
+	} else {
+		sink = hl
+		m.hlog, _ = filepath.Rel(dir, hlogPath)
+		defer func() {
+			if err := hl.Close(); err != nil && m.hlogError == "" {
+				m.hlogError = err.Error()
+			}
+		}()
+	}
+	rec := load.NewRecorder(m.start, sink)
+	serverProbe := probe.Start(srv.in.Pid(), m.start, probePeriod)
+	clientProbe := probe.StartAlone(os.Getpid(), m.start, probePeriod)
+	var dsProbe *probe.Probe
+	if srv.ds != nil {
+		dsProbe = probe.Start(srv.ds.Pid(), m.start, probePeriod)
+	}
+	stopTicker := l.Progress.Tick(m.start, c.level.Expected())
+	stopRotate := load.RotateEvery(rec, windowInterval)
+	dsGroup := 0
+	if srv.ds != nil {
+		dsGroup = srv.ds.Pid() // started as its own group's leader
+	}
+	m.cpusBefore = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), dsGroup)
+	m.figures, m.err = c.level.Load.Run(ctx, srv.target(), rec)
+	m.cpusAfter = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), dsGroup)
+	stopRotate()
+	m.elapsed = time.Since(m.start)
+	stopTicker()
+	m.crashed = exited(srv.in)
+	m.server, m.client = serverProbe.Stop(), clientProbe.Stop()
+	m.exits = serverProbe.Exits()
+	if dsProbe != nil {
+		m.ds = dsProbe.Stop()
+	}
+	m.tags = rec.Results()
+	return m
+}
+
+// record writes what the drive measured into the cell: latency per tag, resources, the
+// load's own figures, and whether the client may have set the pace.
+func (l *Lab) record(cell *results.Cell, c cellPlan, m measurement) error {
+	cell.Seconds = m.elapsed.Seconds()
+	cell.Hlog, cell.HlogError = m.hlog, m.hlogError
+	cell.Server = resources(m.server, l.ServerCPUs)
+	cell.Client = resources(m.client, l.ClientCPUs)
+	if m.ds != nil {
+		ds := resources(m.ds, l.ClientCPUs)
+		cell.Downstream = &ds
+	}
+	d := c.level.Load.Describe()
+	over := m.elapsed
+	if d.Paced {
+		over = d.Duration // a paced load's throughput is over its schedule, not its drain
+	}
+	for _, t := range m.tags {
+		cell.Tags = append(cell.Tags, tagRecord(t, over))
+	}
+	cell.Interference = l.interference(m.cpusBefore, m.cpusAfter)
+	serverShared, clientBusy := sharedWhy(cell.Interference, l.ServerCPUs, l.ClientCPUs)
+	cell.SharedCPU, cell.SharedCPUWhy = serverShared != "", serverShared
+	cell.ClientBound, cell.ClientBoundWhy = clientBound(*cell, d, len(l.ClientCPUs))
+	if clientBusy != "" {
+		cell.ClientBound = true
+		cell.ClientBoundWhy = strings.TrimPrefix(cell.ClientBoundWhy+"; "+clientBusy, "; ")
+	}
+	if m.figures != nil {
+		return cell.PutFigures(m.figures)
+	}
+	return nil
+}
+
+func resources(samples []results.Sample, cpus []int) results.Resources {
+	return results.Resources{Summary: results.UsageOf(samples, 0, 0), Timeline: samples, CPUs: FormatCPUs(cpus)}
+}
+
+// classify says how the cell ended: a death (at the memory cap or not, of its main process
+// or of any process of its group) during the warm-up or the load, then a silence longer than
+// the watchdog's limit, before the user's Ctrl-C, before a load that could not run, before a
+// clean stop. Whether it had to be killed is the outcome's Killed, whatever the status.
+func classify(ctx context.Context, c cellPlan, srv *cellServer, m measurement, took time.Duration) results.Outcome {
+	in := srv.in
+	during := fmt.Sprintf("during the load, %.1f s in", m.elapsed.Seconds())
+	if m.inWarmup {
+		during = "during the warm-up"
+	}
+	switch {
+	case m.hurried:
+		return results.Outcome{Status: results.OutcomeInterrupted, Detail: "stopped by the user twice: the contender was killed at once; figures cover the part that ran"}
+	case m.crashed && (outOfMemory(in.Tail()) || srv.mem != nil && srv.mem.record().OOMKills > 0):
+		return exitOutcome(in, results.OutcomeOutOfMemory, fmt.Sprintf("%s ran out of memory: %s %s", c.m.Name, in.Describe(), during))
+	case m.crashed:
+		return exitOutcome(in, results.OutcomeCrashed, fmt.Sprintf("%s %s %s", c.m.Name, in.Describe(), during))
+	case len(m.exits) > 0:
+		e := m.exits[0]
+		return results.Outcome{Status: results.OutcomeCrashed, LogTail: in.Tail(), Detail: fmt.Sprintf(
+			"a process of %s's group died during the load, %.1f s in (pid %d, %s; %d in all), while its main process lived on",
+			c.m.Name, e.T, e.Pid, e.Name, len(m.exits))}
+	case m.silent:
+		at := m.silentSince.Sub(m.start).Seconds()
+		o := results.Outcome{Status: results.OutcomeUnresponsive, StoppedAnswering: &at, LogTail: in.Tail(), Detail: fmt.Sprintf(
+			"%s stopped answering %.1f s into the load: its readiness went unanswered for longer than %s", c.m.Name, at,
+			results.SilenceLimit(c.level.Load.Describe().Timeout))}
+		if at < 0 {
+			o.Detail = fmt.Sprintf("%s stopped answering during the warm-up (%.1f s before the load): its readiness went unanswered for longer than %s",
+				c.m.Name, -at, results.SilenceLimit(c.level.Load.Describe().Timeout))
+		}
+		return o
+	case ctx.Err() != nil:
+		return results.Outcome{Status: results.OutcomeInterrupted, Detail: "stopped by the user; figures cover the part that ran"}
+	case m.err != nil:
+		return results.Outcome{Status: results.OutcomeError, Detail: m.err.Error(), LogTail: in.Tail()}
+	}
+	return results.Outcome{Status: results.OutcomeOK, Detail: fmt.Sprintf("stopped in %s", took.Round(time.Millisecond))}
+}
+
+func exitOutcome(in *contender.Instance, status, detail string) results.Outcome {
+	o := results.Outcome{Status: status, Detail: detail, LogTail: in.Tail()}
+	if code, sig, ok := in.ExitState(); ok {
+		o.ExitCode, o.Signal = code, sig
+	}
+	return o
+}
+
+func tagRecord(t load.TagResult, over time.Duration) results.Tag {
+	out := results.Tag{
+		TagStats: t.TagStats, Timeline: t.Timeline,
+		Response: results.LatencyOf(t.Response), Service: results.LatencyOf(t.Service),
+	}
+	if over > 0 {
+		out.RPS = float64(t.Completed) / over.Seconds()
+	}
+	out.ResponseHist, _ = results.EncodeHist(t.Response) // an encoding error leaves the summary, loses only the merge
+	out.ServiceHist, _ = results.EncodeHist(t.Service)
+	return out
+}
+
+// clientBound flags a cell whose client used ≥ 90 % of its cores, or sent more than 1 %
+// (and at least minLate) of its unbounded open-loop hits late: either way the client may
+// have set the pace. Lateness is judged over all such streams together, so that one late
+// probe in a 1/s stream does not condemn a cell.
+func clientBound(cell results.Cell, d load.Description, clientCores int) (bool, string) {
+	var why []string
+	if busy := cell.Client.Summary.CPUPctMean; busy >= clientBusyShare*100*float64(clientCores) {
+		why = append(why, fmt.Sprintf("client CPU %.0f%% of %d core(s)", busy, clientCores))
+	}
+	var late, sent int64
+	var worst float64
+	for _, s := range d.Streams {
+		if s.Mode != "open" || s.Connections > 0 {
+			continue // a bounded stream's lateness is the server's backlog, by design
+		}
+		for _, t := range cell.Tags {
+			if t.Tag == s.Tag {
+				late, sent, worst = late+t.Late, sent+t.Sent, max(worst, t.MaxLateMs)
+			}
+		}
+	}
+	if late >= minLate && float64(late) > lateShare*float64(sent) {
+		why = append(why, fmt.Sprintf("%d of %d sends late (max %.0f ms)", late, sent, worst))
+	}
+	return len(why) > 0, strings.Join(why, "; ")
+}

@@ -1,0 +1,46 @@
+package load
+
+import (
+	"context"
+	"time"
+
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// A Load is what one level does to a running server: an open loop, a closed loop, chat
+// users, stream readers. Each implementation says so with a `var _ Load = …` line beside
+// it; the lab runs any of them the same way, so a new kind of load touches its own package
+// and nothing else.
+type Load interface {
+	// Run drives the target until the load is done or ctx ends, recording into rec. It
+	// returns what it measured beyond latency (nil when nothing), and an error only when it
+	// could not run at all (nobody could connect, say): what went wrong during the load is
+	// counted in rec.
+	Run(ctx context.Context, target Target, rec *Recorder) (results.Figures, error)
+	// Describe says what the load does and what it expects: its streams, the part of the
+	// contract it needs, how long it should take.
+	Describe() Description
+}
+
+// Target is the server a load drives.
+type Target struct {
+	Addr string // host:port
+	// HTTP sends the plain requests of open and closed loops over a pool the lab keeps
+	// across a cell's warm-up and load.
+	HTTP Doer
+}
+
+// Description is a load as the plan and the ETA see it.
+type Description struct {
+	Text    string // one sentence, e.g. "closed loop, 100 connections, 10000 requests"
+	Streams []results.StreamPlan
+	// Feature is the part of the contract beyond HTTP a server must have for this load
+	// ("chat", "stream"); "" for plain HTTP, which every contender serves.
+	Feature string
+	// Duration and Timeout are the measured load's planned length and per-request timeout
+	// (0 where it has none); Expected is how long it should take in all, for the ETA.
+	Duration, Timeout, Expected time.Duration
+	// Paced: the load's throughput is counted over Duration (its schedule, or its timed
+	// measurement after a warm-up of its own), not over the whole drive.
+	Paced bool
+}

@@ -1,0 +1,151 @@
+// Package reproduce is `arena reproduce`: every study's scenario at the study's own form on
+// the contenders that stand for the stacks it compared, then every other contender on every
+// scenario, as one reproduction whose folder holds every run. A reproduction stopped or
+// crashed part-way carries on from its last finished cell.
+package reproduce
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+// Options shape a reproduction.
+type Options struct {
+	Repeat int
+	// Only keeps the steps of these scenarios and parts ("studies", "matrix"); all when empty.
+	// A scenario and a part together keep that part of that scenario.
+	Only []string
+	// Quick runs every step in its scenario's quick form: a reproduction in miniature.
+	Quick bool
+}
+
+// Plan lists the steps of a reproduction over contenders: for each scenario the study's forms
+// on its stacks, then for each scenario the matrix form on every other contender. Its notes
+// say, per scenario, what of the study cannot run here.
+func Plan(scenarios []scenario.Scenario, contenders []*contender.Manifest, o Options) ([]results.Step, []string, error) {
+	chosen := make([]string, len(contenders))
+	for i, m := range contenders {
+		chosen[i] = m.Name
+	}
+	keep, err := onlyFilter(scenarios, o.Only)
+	if err != nil {
+		return nil, nil, err
+	}
+	var studies, matrix []results.Step
+	var notes []string
+	for _, sc := range scenarios {
+		rp, ok := sc.(scenario.Reproducible)
+		if !ok {
+			return nil, nil, fmt.Errorf("scenario %s does not say how to reproduce it", sc.Name())
+		}
+		r := rp.Reproduction()
+		own := intersect(r.StudyContenders(), chosen)
+		for _, f := range r.Study {
+			studies = append(studies, stepOf(results.PartStudies, sc.Name(), f, own, o.Quick))
+		}
+		matrix = append(matrix, stepOf(results.PartMatrix, sc.Name(), r.Matrix, without(chosen, r.StudyContenders()), o.Quick))
+		for _, n := range r.Notes {
+			notes = append(notes, sc.Name()+": "+n)
+		}
+	}
+	var steps []results.Step
+	for _, s := range append(studies, matrix...) {
+		if len(s.Contenders) > 0 && keep(s) {
+			steps = append(steps, s)
+		}
+	}
+	if len(steps) == 0 {
+		return nil, nil, errors.New("nothing to reproduce: no step has a contender (see --only and --contenders)")
+	}
+	return steps, notes, nil
+}
+
+func stepOf(part, name string, f scenario.Form, contenders []string, quick bool) results.Step {
+	return results.Step{Part: part, Scenario: name, Preset: f.Preset, Quick: f.Quick || quick, Levels: f.Levels,
+		DurationS: f.Duration.Seconds(), Contenders: contenders, Why: f.Why}
+}
+
+// stepOptions are a step's form as a plan's options.
+func stepOptions(s results.Step) scenario.Options {
+	return scenario.Options{Preset: s.Preset, Quick: s.Quick, Duration: seconds(s.DurationS)}
+}
+
+// onlyFilter turns --only into a test of a step; an unknown word is an error that lists the
+// scenarios and parts.
+func onlyFilter(scenarios []scenario.Scenario, only []string) (func(results.Step) bool, error) {
+	var scs, parts []string
+	known := []string{results.PartStudies, results.PartMatrix}
+	for _, sc := range scenarios {
+		known = append(known, sc.Name())
+	}
+	for _, w := range only {
+		switch {
+		case w == results.PartStudies || w == results.PartMatrix:
+			parts = append(parts, w)
+		case slices.Contains(known, w):
+			scs = append(scs, w)
+		default:
+			return nil, fmt.Errorf("--only %q: give scenarios or parts (%s)", w, strings.Join(known, ", "))
+		}
+	}
+	return func(s results.Step) bool {
+		return (len(scs) == 0 || slices.Contains(scs, s.Scenario)) && (len(parts) == 0 || slices.Contains(parts, s.Part))
+	}, nil
+}
+
+// intersect keeps the names of want that are in have, in want's order.
+func intersect(want, have []string) []string {
+	var out []string
+	for _, n := range want {
+		if slices.Contains(have, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// without keeps the names of all that are not in drop.
+func without(all, drop []string) []string {
+	var out []string
+	for _, n := range all {
+		if !slices.Contains(drop, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// New plans a reproduction begun at now over contenders, each step with its estimate.
+func New(scenarios []scenario.Scenario, contenders []*contender.Manifest, o Options, command []string, now time.Time) (*results.Reproduction, error) {
+	steps, notes, err := Plan(scenarios, contenders, o)
+	if err != nil {
+		return nil, err
+	}
+	runtimes := map[string]string{}
+	for _, m := range contenders {
+		runtimes[m.Name] = m.Runtime
+	}
+	byName := map[string]scenario.Scenario{}
+	for _, sc := range scenarios {
+		byName[sc.Name()] = sc
+	}
+	for i := range steps {
+		d, err := Estimate(steps[i], byName[steps[i].Scenario], runtimes, max(o.Repeat, 1))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", steps[i].Scenario, err)
+		}
+		steps[i].EstimateS = d.Round(time.Second).Seconds()
+	}
+	return &results.Reproduction{
+		Schema: results.ReproductionSchema, ID: "reproduce-" + now.Format("20060102-150405"), Command: command,
+		Started: now, Status: results.RunRunning, Repeat: max(o.Repeat, 1), Only: o.Only, Quick: o.Quick,
+		Steps: steps, Notes: notes,
+	}, nil
+}

@@ -1,0 +1,171 @@
+package reproduce
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/golden"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/scenarios"
+)
+
+// labContenders is every contender of this lab, as discovered.
+func labContenders(t *testing.T) []*contender.Manifest {
+	t.Helper()
+	ms, err := contender.Discover(filepath.Join("..", "..", "contenders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+func pick(t *testing.T, names ...string) []*contender.Manifest {
+	t.Helper()
+	ms, err := contender.Select(labContenders(t), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+// The studies come first, each in its own form on its stacks (and downstream's steady state
+// beside it), then the matrix: every other contender on every scenario. Every contender of
+// the lab is in every scenario once.
+func TestPlanCoversTheMatrix(t *testing.T) {
+	all := labContenders(t)
+	steps, notes, err := Plan(scenarios.All(), all, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range steps {
+		got = append(got, s.Part+"/"+s.Scenario+"/"+s.Preset)
+	}
+	want := "studies/isolation/seed studies/sleep/seed studies/downstream/seed studies/downstream/steady studies/chat/seed studies/stream/default " +
+		"matrix/isolation/seed matrix/sleep/seed matrix/downstream/seed matrix/chat/seed matrix/stream/default"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("steps\n %s\nwant\n %s", strings.Join(got, " "), want)
+	}
+	for _, sc := range scenarios.All() {
+		count := map[string]int{}
+		for _, s := range steps {
+			if s.Scenario == sc.Name() && s.Preset != "steady" {
+				for _, c := range s.Contenders {
+					count[c]++
+				}
+			}
+		}
+		for _, m := range all {
+			if count[m.Name] != 1 {
+				t.Errorf("%s: %s runs %d times; want once, in the study's form or the matrix's", sc.Name(), m.Name, count[m.Name])
+			}
+		}
+	}
+	if s := steps[0]; strings.Join(s.Contenders, ",") != "spring-mvc,spring-mvc-async,spring-mvc-async-all,spring-webflux,spring-mvc-virtual" || s.Quick {
+		t.Errorf("isolation's study step: %+v", s)
+	}
+	if s := steps[7]; s.Scenario != "sleep" || !s.Quick || strings.Join(s.Levels, ",") != "sleep-c200,sleep-c2600" {
+		t.Errorf("sleep's matrix step: %+v", s)
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "stream: The study's own preset (1000 clients") {
+		t.Errorf("notes %v do not say that study 003's preset cannot run here", notes)
+	}
+}
+
+func TestPlanOnlyAndContenders(t *testing.T) {
+	cases := []struct {
+		only       []string
+		contenders []string
+		want       string
+	}{
+		{[]string{"studies"}, nil, "studies/isolation studies/sleep studies/downstream studies/downstream studies/chat studies/stream"},
+		{[]string{"matrix", "stream"}, nil, "matrix/stream"},
+		{[]string{"isolation", "downstream"}, []string{"spring-mvc", "vertx"}, "studies/isolation studies/downstream studies/downstream matrix/isolation matrix/downstream"},
+		{nil, []string{"go-nethttp"}, "matrix/isolation matrix/sleep matrix/downstream matrix/chat matrix/stream"},
+	}
+	for _, tt := range cases {
+		steps, _, err := Plan(scenarios.All(), pick(t, tt.contenders...), Options{Only: tt.only})
+		if err != nil {
+			t.Fatalf("--only %v --contenders %v: %v", tt.only, tt.contenders, err)
+		}
+		var got []string
+		for _, s := range steps {
+			got = append(got, s.Part+"/"+s.Scenario)
+			for _, c := range s.Contenders {
+				if len(tt.contenders) > 0 && !strings.Contains(strings.Join(tt.contenders, ","), c) {
+					t.Errorf("--contenders %v, yet %s runs %s", tt.contenders, s.Scenario, c)
+				}
+			}
+		}
+		if strings.Join(got, " ") != tt.want {
+			t.Errorf("--only %v --contenders %v: steps %v, want %s", tt.only, tt.contenders, got, tt.want)
+		}
+	}
+	if _, _, err := Plan(scenarios.All(), labContenders(t), Options{Only: []string{"isolaton"}}); err == nil || !strings.Contains(err.Error(), `--only "isolaton": give scenarios or parts (studies, matrix, isolation, sleep`) {
+		t.Errorf("a misspelt --only: %v", err)
+	}
+	if _, _, err := Plan(scenarios.All(), pick(t, "go-nethttp"), Options{Only: []string{"studies"}}); err == nil || !strings.Contains(err.Error(), "nothing to reproduce") {
+		t.Errorf("no step with a contender: %v", err)
+	}
+}
+
+// A step's estimate is its cells' planned loads, warm-ups and starts: more for a JVM than for
+// Go, proportional to repeats, and the quick form shorter.
+func TestEstimate(t *testing.T) {
+	sc, _ := scenarios.Find("isolation")
+	runtimes := map[string]string{"spring-mvc": "java", "go-nethttp": "go"}
+	est := func(st results.Step, repeat int) time.Duration {
+		d, err := Estimate(st, sc, runtimes, repeat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	java := est(results.Step{Scenario: "isolation", Preset: "seed", Contenders: []string{"spring-mvc"}}, 1)
+	// 60 s of load, 12 s of drain, three warm-ups of about 5 s and 9 s to start and stop.
+	if java != 96*time.Second {
+		t.Errorf("spring-mvc at the seed: %s, want 1m36s", java)
+	}
+	if g := est(results.Step{Scenario: "isolation", Preset: "seed", Contenders: []string{"go-nethttp"}}, 1); g != 88*time.Second {
+		t.Errorf("go-nethttp at the seed: %s, want 1m28s", g)
+	}
+	if r3 := est(results.Step{Scenario: "isolation", Preset: "seed", Contenders: []string{"spring-mvc"}}, 3); r3 != 3*java {
+		t.Errorf("3 repeats: %s, want %s", r3, 3*java)
+	}
+	if q := est(results.Step{Scenario: "isolation", Preset: "seed", Quick: true, Contenders: []string{"spring-mvc"}}, 1); q >= java {
+		t.Errorf("quick %s is no shorter than %s", q, java)
+	}
+	if _, err := Estimate(results.Step{Scenario: "isolation", Preset: "seed", Contenders: []string{"x"}}, sc, map[string]string{"x": "cobol"}, 1); err == nil {
+		t.Error("a runtime without an estimate")
+	}
+}
+
+// New gives each step its estimate; the plan says each step, the ETA of each part and what of
+// the studies cannot run here, as the golden file has it.
+func TestNewAndWritePlan(t *testing.T) {
+	// A fixed set, so that the golden file does not change with the lab's contenders.
+	ms := pick(t, "spring-mvc", "spring-mvc-async", "spring-webflux", "vertx", "netty", "node-express", "go-nethttp", "undertow")
+	rep, err := New(scenarios.All(), ms, Options{Repeat: 1}, []string{"arena", "reproduce"}, time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ID != "reproduce-20261123-093000" || rep.Schema != results.ReproductionSchema || rep.Repeat != 1 {
+		t.Errorf("reproduction %+v", rep)
+	}
+	for _, s := range rep.Steps {
+		if s.EstimateS <= 0 {
+			t.Errorf("%s: no estimate", Describe(s))
+		}
+	}
+	rep.Steps[0].Status, rep.Steps[0].Run = results.RunComplete, "20261123-093000-isolation"
+	var buf bytes.Buffer
+	WritePlan(&buf, rep, "runs/reproduce-20261123-093000")
+	golden.Check(t, "plan.txt", buf.Bytes())
+	if left := Left(rep.Steps); left != Left(rep.Steps[1:]) {
+		t.Errorf("a complete step counts in the time left: %s", left)
+	}
+}

@@ -1,0 +1,188 @@
+package reproduce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/lab"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+// Runner carries out a reproduction's steps, each a run of the lab in the reproduction's
+// folder.
+type Runner struct {
+	Lab *lab.Lab
+	// Find returns a scenario by name; Manifests are every contender of the lab.
+	Find      func(name string) (scenario.Scenario, error)
+	Manifests []*contender.Manifest
+	Out       io.Writer // a line per step (stderr)
+	// After is told of each run as it ends: its report and summary are the caller's.
+	After func(run *results.Run, dir string)
+}
+
+// Run carries out every step of rep that is not complete, in dir, saving rep as it goes:
+// a step whose run was begun carries on from that run's last finished cell, so nothing is
+// measured twice. When ctx ends rep is left interrupted; a step whose contenders all failed
+// build or verify is left failed and the next one begins.
+func (r *Runner) Run(ctx context.Context, rep *results.Reproduction, dir string) error {
+	rep.Status, rep.Finished = results.RunRunning, nil
+	if err := results.SaveReproduction(rep, dir); err != nil {
+		return err
+	}
+	for i := range rep.Steps {
+		st := &rep.Steps[i]
+		if err := r.step(ctx, rep, i, dir); err != nil {
+			return errors.Join(err, r.end(rep, dir, results.RunFailed))
+		}
+		if st.Status == results.RunInterrupted || ctx.Err() != nil {
+			return r.end(rep, dir, results.RunInterrupted)
+		}
+	}
+	return r.end(rep, dir, results.RunComplete)
+}
+
+// step carries out step i, unless it is complete.
+func (r *Runner) step(ctx context.Context, rep *results.Reproduction, i int, dir string) error {
+	st := &rep.Steps[i]
+	head := fmt.Sprintf("\n[step %d/%d] %s", i+1, len(rep.Steps), Describe(*st))
+	if st.Status == results.RunComplete {
+		fmt.Fprintf(r.Out, "%s: complete, run %s\n", head, st.Run)
+		return nil
+	}
+	sc, err := r.Find(st.Scenario)
+	if err != nil {
+		return err
+	}
+	ms, err := contender.Select(r.Manifests, st.Contenders)
+	if err != nil {
+		return fmt.Errorf("step %d: %w", i+1, err)
+	}
+	var resume *results.Run
+	if st.Run == "" {
+		st.Run = newRunID(dir, st.Scenario, time.Now())
+	} else if prev, err := results.Load(filepath.Join(dir, st.Run)); err == nil {
+		if prev.Status == results.RunComplete {
+			st.Status = prev.Status
+			fmt.Fprintf(r.Out, "%s: complete, run %s\n", head, st.Run)
+			return results.SaveReproduction(rep, dir)
+		}
+		resume = prev // a run that never saved a results.json begins again under its id
+	}
+	st.Status = results.RunRunning
+	if err := results.SaveReproduction(rep, dir); err != nil {
+		return err
+	}
+	how := "about " + round(seconds(st.EstimateS))
+	if resume != nil {
+		how = "carrying on run " + st.Run
+	}
+	fmt.Fprintf(r.Out, "%s (%s; reproduction ETA %s)\n", head, how, round(Left(rep.Steps[i:])))
+	run, runDir, err := r.Lab.Run(ctx, lab.RunOptions{
+		Scenario: sc, Options: stepOptions(*st), Contenders: ms, Levels: st.Levels,
+		Repeat: rep.Repeat, RunsDir: dir, ID: st.Run, Resume: resume, Command: rep.Command,
+	})
+	if run != nil {
+		st.Status = run.Status
+		if r.After != nil {
+			r.After(run, runDir)
+		}
+	}
+	if err != nil && !errors.Is(err, lab.ErrNothingToMeasure) {
+		return fmt.Errorf("step %d (%s): %w", i+1, st.Scenario, err)
+	}
+	return results.SaveReproduction(rep, dir)
+}
+
+func (r *Runner) end(rep *results.Reproduction, dir, status string) error {
+	now := time.Now()
+	rep.Status, rep.Finished = status, &now
+	return results.SaveReproduction(rep, dir)
+}
+
+// newRunID names a run of scenario begun at t, as `arena run` does, one second on if that
+// folder is taken.
+func newRunID(dir, scenario string, t time.Time) string {
+	for {
+		id := t.Format("20060102-150405") + "-" + scenario
+		if _, err := os.Stat(filepath.Join(dir, id)); errors.Is(err, os.ErrNotExist) {
+			return id
+		}
+		t = t.Add(time.Second)
+	}
+}
+
+// Left is the planned time of the steps that are not complete.
+func Left(steps []results.Step) time.Duration {
+	var d time.Duration
+	for _, s := range steps {
+		if s.Status != results.RunComplete {
+			d += seconds(s.EstimateS)
+		}
+	}
+	return d
+}
+
+// Describe says what a step runs, in a line.
+func Describe(s results.Step) string {
+	form := s.Preset
+	if s.Quick {
+		form += ", quick"
+	}
+	if len(s.Levels) > 0 {
+		form += ", levels " + strings.Join(s.Levels, ",")
+	}
+	if s.DurationS > 0 {
+		form += ", " + seconds(s.DurationS).String()
+	}
+	return fmt.Sprintf("%s · %s (%s) · %s", s.Part, s.Scenario, form, strings.Join(s.Contenders, ", "))
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// round writes a duration to the minute, or the second under one.
+func round(d time.Duration) string {
+	if d < time.Minute {
+		return d.Round(time.Second).String()
+	}
+	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+}
+
+// WritePlan writes a reproduction's plan to w: a line per step with its estimate and state,
+// the ETA of each part and in all, and what of the studies cannot run here as they did.
+func WritePlan(w io.Writer, rep *results.Reproduction, dir string) {
+	fmt.Fprintf(w, "arena reproduce: %d runs, %d repeat(s) a cell, in %s\n", len(rep.Steps), rep.Repeat, dir)
+	parts := map[string]time.Duration{}
+	var contenders []string
+	for _, s := range rep.Steps {
+		state := "about " + round(seconds(s.EstimateS))
+		if s.Status != "" {
+			state = s.Status + ", run " + s.Run
+		}
+		fmt.Fprintf(w, "  %s  (%s)\n", Describe(s), state)
+		if s.Status != results.RunComplete {
+			parts[s.Part] += seconds(s.EstimateS)
+		}
+		for _, c := range s.Contenders {
+			if !slices.Contains(contenders, c) {
+				contenders = append(contenders, c)
+			}
+		}
+	}
+	fmt.Fprintf(w, "ETA %s: the studies' own stacks %s, the rest of the matrix %s; and before a contender's first cell its build and verify, unless this build passed before (at most %s for all %d).\n",
+		round(Left(rep.Steps)), round(parts[results.PartStudies]), round(parts[results.PartMatrix]), round(PrepareAtMost(len(contenders))), len(contenders))
+	if len(rep.Notes) > 0 {
+		fmt.Fprintln(w, "Not as the studies ran them:")
+		for _, n := range rep.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package results
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// ReproductionSchema names the shape of reproduction.json.
+const ReproductionSchema = "arena.reproduction/v1"
+
+// ReproductionFile is a reproduction's record, in its folder beside its runs.
+const ReproductionFile = "reproduction.json"
+
+// Reproduction is one `arena reproduce`: its plan of runs, each run's id and status as it
+// goes. Its folder holds the record, every run's folder and the findings.
+type Reproduction struct {
+	Schema   string     `json:"schema"`
+	ID       string     `json:"id"` // the folder's name
+	Command  []string   `json:"command"`
+	Started  time.Time  `json:"started"`
+	Finished *time.Time `json:"finished,omitempty"`
+	Status   string     `json:"status"` // one of the Run* statuses
+	Repeat   int        `json:"repeat"`
+	Only     []string   `json:"only,omitempty"`
+	Quick    bool       `json:"quick,omitempty"`
+	Steps    []Step     `json:"steps"`
+	// Notes say, per scenario, what of the study cannot run here and what runs instead.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// The two parts of a reproduction: the studies' own stacks in the studies' forms, then the
+// rest of the matrix.
+const (
+	PartStudies = "studies"
+	PartMatrix  = "matrix"
+)
+
+// Step is one run of a reproduction: a scenario in one form on some contenders.
+type Step struct {
+	Part     string   `json:"part"` // PartStudies or PartMatrix
+	Scenario string   `json:"scenario"`
+	Preset   string   `json:"preset"`
+	Quick    bool     `json:"quick,omitempty"`
+	Levels   []string `json:"levels,omitempty"` // all of the preset's when empty
+	// DurationS is the measured load's length in seconds, where the step sets it (0: the
+	// preset's).
+	DurationS  float64  `json:"duration_s,omitempty"`
+	Contenders []string `json:"contenders"`
+	Why        string   `json:"why"`
+	// EstimateS is the planned length in seconds: loads, warm-ups, starts and stops.
+	EstimateS float64 `json:"estimate_s"`
+	// Run is the run's id (its folder), once begun; Status its status when last seen.
+	Run    string `json:"run,omitempty"`
+	Status string `json:"status,omitempty"`
+}
+
+// SaveReproduction writes rep's record into dir, atomically.
+func SaveReproduction(rep *Reproduction, dir string) error {
+	return writeJSON(filepath.Join(dir, ReproductionFile), rep)
+}
+
+// LoadReproduction reads a reproduction's record; path is the file or its folder.
+func LoadReproduction(path string) (*Reproduction, error) {
+	var rep Reproduction
+	_, path, err := readJSON(path, ReproductionFile, &rep)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Schema != ReproductionSchema {
+		return nil, fmt.Errorf("%s: schema %q, this arena reads %q", path, rep.Schema, ReproductionSchema)
+	}
+	return &rep, nil
+}

@@ -1,0 +1,55 @@
+// Package schemadoc checks results.json against its documentation, docs/results.md: every
+// key a run writes must be named there in backquotes. Only tests import it.
+package schemadoc
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
+
+// Undocumented lists the keys of the JSON document raw that doc does not name as `key`,
+// sorted; map keys that are data rather than schema (status classes, error kinds, contract
+// variables) are not asked for.
+func Undocumented(raw, doc []byte) ([]string, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	keys := map[string]bool{}
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			for k, y := range x {
+				keys[k] = true
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	walk(v)
+	var missing []string
+	for k := range keys {
+		if !dynamic(k) && !bytes.Contains(doc, []byte("`"+k+"`")) {
+			missing = append(missing, k)
+		}
+	}
+	slices.Sort(missing)
+	return missing, nil
+}
+
+// dynamic: map keys that are data, not schema.
+func dynamic(k string) bool {
+	switch k {
+	case "2xx", "3xx", "4xx", "5xx", "other", "timeout", "refused", "reset", "closed",
+		"missing", "duplicated", "out-of-order", "connect", // chat delivery faults
+		"malformed", // stream delivery faults
+		"WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PORT":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,219 @@
+package verify
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Server is a started server under check: where it answers and the process tree it runs as.
+// After every bad input it must still be ready and still be the same processes: a cluster
+// worker that died, whether its primary replaced it or not, is a failure the readiness probe
+// alone would miss.
+type Server struct {
+	Addr  string // host:port of its HTTP and WebSocket endpoints
+	Ready string // base URL of the readiness probe checked after a bad input; "" is http://Addr
+	Pid   int    // the root of its process tree; 0 leaves the processes unchecked
+
+	pids []int // the tree as last seen
+}
+
+// NewServer is the server at addr whose process tree has its root at pid; it reads the tree
+// now, so call it once the server is ready.
+func NewServer(addr string, pid int) (*Server, error) {
+	s := &Server{Addr: addr, Pid: pid}
+	if pid == 0 {
+		return s, nil
+	}
+	pids, err := processTree(pid)
+	if err != nil {
+		return nil, err
+	}
+	s.pids = pids
+	return s, nil
+}
+
+// Base is the server's base URL.
+func (s *Server) Base() string { return "http://" + s.Addr }
+
+func (s *Server) readyBase() string {
+	if s.Ready != "" {
+		return s.Ready
+	}
+	return s.Base()
+}
+
+// after is the check that follows a bad input: still ready, and the same processes.
+func (s *Server) after(ctx context.Context, group, what string) Check {
+	c := request{name: "still ready, same processes after " + what, path: "/actuator/health/readiness", status: 200}.run(ctx, s.readyBase())
+	c.Group = group
+	if s.Pid == 0 {
+		return c
+	}
+	now, err := processTree(s.Pid)
+	if err != nil {
+		now = nil // the root is gone: every pid left
+	}
+	if gone, came := diff(s.pids, now); len(gone)+len(came) > 0 {
+		c.OK = false
+		c.Detail = strings.TrimPrefix(c.Detail+fmt.Sprintf("; processes changed: gone %v, new %v", gone, came), "; ")
+		s.pids = now // report each change once, at the input that caused it
+	}
+	return c
+}
+
+// diff is what left a and what came in b (both sorted).
+func diff(a, b []int) (gone, came []int) {
+	for _, p := range a {
+		if !slices.Contains(b, p) {
+			gone = append(gone, p)
+		}
+	}
+	for _, p := range b {
+		if !slices.Contains(a, p) {
+			came = append(came, p)
+		}
+	}
+	return gone, came
+}
+
+// processTree is root and its living descendants, sorted, read from /proc (zombies are dead).
+func processTree(root int) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	children := map[int][]int{}
+	alive := map[int]bool{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // it exited while we looked
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+		rest := string(raw[strings.LastIndexByte(string(raw), ')')+1:])
+		f := strings.Fields(rest)
+		if len(f) < 2 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		alive[pid] = true
+		children[ppid] = append(children[ppid], pid)
+	}
+	if !alive[root] {
+		return nil, fmt.Errorf("process %d is not running", root)
+	}
+	tree := []int{root}
+	for i := 0; i < len(tree); i++ {
+		tree = append(tree, children[tree[i]]...)
+	}
+	slices.Sort(tree)
+	return tree, nil
+}
+
+// ListenersCheck checks that every TCP socket the server's processes listen on is bound to
+// loopback (the contract binds 127.0.0.1): a contender on 0.0.0.0 is open to the network.
+func (s *Server) ListenersCheck() Check {
+	c := Check{Group: GroupHTTP, Name: "every listener of the process tree is on loopback"}
+	if s.Pid == 0 {
+		c.Detail = "no process to read"
+		return c
+	}
+	addrs, err := listeners(s.Pid)
+	if err != nil {
+		c.Detail = err.Error()
+		return c
+	}
+	_, port, _ := net.SplitHostPort(s.Addr)
+	var open []string
+	found := false
+	for _, a := range addrs {
+		host, p, _ := net.SplitHostPort(a)
+		found = found || p == port
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			open = append(open, a)
+		}
+	}
+	switch {
+	case len(open) > 0:
+		c.Detail = "listening beyond loopback on " + strings.Join(open, ", ")
+	case !found:
+		c.Detail = fmt.Sprintf("no listener on port %s among the tree's sockets %v", port, addrs)
+	default:
+		c.OK = true
+	}
+	return c
+}
+
+// listeners are the local addresses of the TCP sockets in LISTEN state that the processes of
+// root's tree hold open: the sockets of /proc/<pid>/fd, looked up by inode in the network
+// namespace's /proc/<root>/net/tcp and tcp6.
+func listeners(root int) ([]string, error) {
+	pids, err := processTree(root)
+	if err != nil {
+		return nil, err
+	}
+	inodes := map[string]bool{}
+	for _, pid := range pids {
+		dir := fmt.Sprintf("/proc/%d/fd", pid)
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("reading the sockets of process %d: %w", pid, err)
+		}
+		for _, fd := range fds {
+			link, err := os.Readlink(filepath.Join(dir, fd.Name()))
+			if ino, ok := strings.CutPrefix(link, "socket:["); err == nil && ok {
+				inodes[strings.TrimSuffix(ino, "]")] = true
+			}
+		}
+	}
+	var out []string
+	for _, table := range []string{"tcp", "tcp6"} {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/net/%s", root, table))
+		if err != nil {
+			continue // no IPv6 on this machine
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 10 || fields[3] != "0A" || !inodes[fields[9]] {
+				continue
+			}
+			if addr, err := procAddr(fields[1]); err == nil {
+				out = append(out, addr)
+			}
+		}
+		f.Close()
+	}
+	return out, nil
+}
+
+// procAddr decodes /proc/net/tcp's "0100007F:1F90": the address in 32-bit words of host
+// byte order (little-endian here), then the port.
+func procAddr(s string) (string, error) {
+	hexIP, hexPort, ok := strings.Cut(s, ":")
+	raw, err := hex.DecodeString(hexIP)
+	if !ok || err != nil || len(raw)%4 != 0 {
+		return "", fmt.Errorf("address %q", s)
+	}
+	for i := 0; i < len(raw); i += 4 {
+		raw[i], raw[i+1], raw[i+2], raw[i+3] = raw[i+3], raw[i+2], raw[i+1], raw[i]
+	}
+	port, err := strconv.ParseUint(hexPort, 16, 16)
+	if err != nil {
+		return "", fmt.Errorf("port %q", s)
+	}
+	return net.JoinHostPort(net.IP(raw).String(), strconv.FormatUint(port, 10)), nil
+}
