@@ -78,14 +78,7 @@ func TestPerCPUKernelThreads(t *testing.T) {
 // (the probes' samples, 250 ms from the load's ends, once made a quarter of it "other").
 // The same busy loop outside the contender's group is other work.
 func TestABusyContenderInAShortLoadIsItsOwnWork(t *testing.T) {
-	short(t)
-	needTools(t, "taskset")
-	busy := exec.Command("taskset", "-c", "1", "sh", "-c", "while :; do :; done")
-	busy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := busy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = busy.Process.Kill(); _ = busy.Wait() }()
+	busy := busyGroupOnCPU1(t)
 	time.Sleep(300 * time.Millisecond) // running at full speed
 	l := &Lab{ServerCPUs: []int{1}, ClientCPUs: []int{0}}
 	measure := func(group int) results.Interference {
@@ -109,14 +102,7 @@ func TestABusyContenderInAShortLoadIsItsOwnWork(t *testing.T) {
 // back-pressure is) takes its CPU seconds with it: the reading is no measure of other work,
 // not a shared CPU.
 func TestAContenderThatEndsMidLoadIsNotSharedCPU(t *testing.T) {
-	short(t)
-	needTools(t, "taskset")
-	busy := exec.Command("taskset", "-c", "1", "sh", "-c", "while :; do :; done")
-	busy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := busy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = busy.Process.Kill(); _ = busy.Wait() }()
+	busy := busyGroupOnCPU1(t)
 	l := &Lab{ServerCPUs: []int{1}, ClientCPUs: []int{0}}
 	before := readCPUShares(l.ServerCPUs, l.ClientCPUs, busy.Process.Pid, 0)
 	if len(before.procs.serverPids) == 0 {
@@ -128,4 +114,19 @@ func TestAContenderThatEndsMidLoadIsNotSharedCPU(t *testing.T) {
 	if i := l.interference(before, readCPUShares(l.ServerCPUs, l.ClientCPUs, busy.Process.Pid, 0)); i != nil {
 		t.Fatalf("a contender gone before the end measured as %+v; want no reading", *i)
 	}
+}
+
+// busyGroupOnCPU1 starts a busy loop on CPU 1 in a process group of its own, as a contender
+// is, and kills it when t ends.
+func busyGroupOnCPU1(t *testing.T) *exec.Cmd {
+	t.Helper()
+	short(t)
+	needTools(t, "taskset")
+	busy := exec.Command("taskset", "-c", "1", "sh", "-c", "while :; do :; done")
+	busy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = busy.Process.Kill(); _ = busy.Wait() })
+	return busy
 }

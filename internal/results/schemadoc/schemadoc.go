@@ -5,8 +5,27 @@ package schemadoc
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"slices"
+	"testing"
 )
+
+// Check fails t for every key of the JSON document raw (named what in the message) that the
+// documentation at docPath does not name.
+func Check(t testing.TB, what string, raw []byte, docPath string) {
+	t.Helper()
+	doc, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing, err := Undocumented(raw, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range missing {
+		t.Errorf("%s can hold the key %q, which %s does not document", what, k, docPath)
+	}
+}
 
 // Undocumented lists the keys of the JSON document raw that doc does not name as `key`,
 // sorted; map keys that are data rather than schema (status classes, error kinds, contract
