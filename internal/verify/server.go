@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Server is a started server under check: where it answers and the process tree it runs as.
@@ -62,11 +63,39 @@ func (s *Server) after(ctx context.Context, group, what string) Check {
 		now = nil // the root is gone: every pid left
 	}
 	if gone, came := diff(s.pids, now); len(gone)+len(came) > 0 {
+		// A primary may be replacing a dead worker: wait for the tree to settle, so that the
+		// death and its replacement are one change, reported at this input.
+		now = s.settled(now)
+		gone, came = diff(s.pids, now)
 		c.OK = false
 		c.Detail = strings.TrimPrefix(c.Detail+fmt.Sprintf("; processes changed: gone %v, new %v", gone, came), "; ")
 		s.pids = now // report each change once, at the input that caused it
 	}
 	return c
+}
+
+// settleQuiet is how long a changed process tree must stay as it is before it is taken as
+// the new one; settleLimit bounds the wait.
+const (
+	settleQuiet = 250 * time.Millisecond
+	settleLimit = 2 * time.Second
+)
+
+// settled reads the tree until it has not changed for settleQuiet (at most settleLimit),
+// starting from now; nil when the root is gone.
+func (s *Server) settled(now []int) []int {
+	quietSince, deadline := time.Now(), time.Now().Add(settleLimit)
+	for time.Now().Before(deadline) && time.Since(quietSince) < settleQuiet {
+		time.Sleep(25 * time.Millisecond)
+		next, err := processTree(s.Pid)
+		if err != nil {
+			return nil
+		}
+		if !slices.Equal(next, now) {
+			now, quietSince = next, time.Now()
+		}
+	}
+	return now
 }
 
 // diff is what left a and what came in b (both sorted).
