@@ -429,6 +429,53 @@ func TestDownstreamRunsBothForms(t *testing.T) {
 	}
 }
 
+// --profile records every runtime's profile with its own tool over the load and the report
+// draws a flame graph per contender, and the top-frames table, in a real browser.
+func TestProfileDrawsAFlameGraphPerContender(t *testing.T) {
+	e2e(t)
+	out := t.TempDir()
+	contenders := map[string]string{"spring-webflux": "jfr", "vertx": "jfr", "node-express": "v8", "go-nethttp": "pprof"}
+	log, code := arena(t, 15*time.Minute, "run", "downstream", "--levels", "lab", "--quick", "--profile",
+		"--contenders", "spring-webflux,vertx,node-express,go-nethttp", "--out", out)
+	if code != 0 {
+		t.Fatalf("arena run downstream --profile exited %d:\n%s", code, log)
+	}
+	run := loadRun(t, out, "downstream")
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-downstream"))
+	dir := dirs[0] // loadRun found exactly one
+	if !run.Scenario.Profiled || len(run.Cells) != len(contenders) {
+		t.Fatalf("profiled %v, %d cells; want a profiled run of %d", run.Scenario.Profiled, len(run.Cells), len(contenders))
+	}
+	for _, c := range run.Cells {
+		p := c.Profile
+		if c.Outcome.Status != results.OutcomeOK || p == nil {
+			t.Errorf("%s: outcome %s, profile %+v; want ok with a profile", c.Contender, c.Outcome.Status, p)
+			continue
+		}
+		if p.Tool != contenders[c.Contender] || p.Error != "" || p.Samples < 50 || len(p.Top) == 0 || p.Flame == nil {
+			t.Errorf("%s: tool %q (want %q), error %q, %d samples, %d top frames; want a profile of the load",
+				c.Contender, p.Tool, contenders[c.Contender], p.Error, p.Samples, len(p.Top))
+		}
+		for _, f := range []string{p.File, p.Folded} {
+			if _, err := os.Stat(filepath.Join(dir, f)); f == "" || err != nil {
+				t.Errorf("%s: profile file %q: %v", c.Contender, f, err)
+			}
+		}
+		if cp := c.ClientProfile; cp == nil || cp.Samples == 0 || cp.Error != "" {
+			t.Errorf("%s: client profile %+v; want the client's samples of the same load", c.Contender, cp)
+		}
+	}
+	html := filepath.Join(dir, "report.html")
+	raw, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(raw), `data-kind="flame"`); n != 2*len(contenders) {
+		t.Errorf("%d flame graphs in the report; want two per contender, its own and the client's (%d)", n, 2*len(contenders))
+	}
+	checkReportDraws(t, html)
+}
+
 // Every contender with /chat delivers every message of a short chat, once each and in order
 // per sender; a contender without it is listed as unsupported, not silently left out.
 func TestChatDeliversEverythingOnEveryChatContender(t *testing.T) {

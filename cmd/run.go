@@ -33,6 +33,7 @@ func newRunCmd() *cobra.Command {
 		timeout    time.Duration
 		rebuild    bool
 		reverify   bool
+		profile    bool
 		port       int
 		runsDir    string
 		env        map[string]string
@@ -52,7 +53,8 @@ arena reproduce runs all five studies.`,
 		Example: `  arena run
   arena run isolation --contenders spring-mvc,spring-webflux --quick
   arena run isolation --preset default --repeat 3 --duration 30s
-  arena run sleep --contenders spring-mvc --levels sleep-c200 --quick --repeat 5 --env WORKER_THREADS=11`,
+  arena run sleep --contenders spring-mvc --levels sleep-c200 --quick --repeat 5 --env WORKER_THREADS=11
+  arena run downstream --quick --profile --contenders spring-webflux,vertx`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := firstLookDefaults(cmd, args, &contenders, &quick)
@@ -101,7 +103,7 @@ arena reproduce runs all five studies.`,
 				sc.Name(), len(ms), lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs), lf.heapMB)
 			run, dir, runErr := l.Run(cmd.Context(), lab.RunOptions{
 				Scenario: sc, Options: opts, Contenders: ms, Levels: levels, Repeat: repeat, Rebuild: rebuild, Reverify: reverify,
-				Port: port, RunsDir: runsDir, Command: os.Args, Env: env,
+				Port: port, RunsDir: runsDir, Command: os.Args, Env: env, Profile: profile,
 			})
 			if run == nil || dir == "" { // nothing measured, nowhere to write
 				return runErr
@@ -138,6 +140,7 @@ arena reproduce runs all five studies.`,
 	f.BoolVar(&reverify, "reverify", false, "verify contenders even when this build already passed")
 	f.IntVar(&port, "port", 0, "start contenders on this port (default: a free port per start)")
 	f.StringVar(&runsDir, "out", "", "folder for runs/<id>/ (default: <lab>/runs)")
+	f.BoolVar(&profile, "profile", false, "record each contender's CPU profile over every load (JFR, V8, pprof) and draw flame graphs in the report; profilers cost some throughput")
 	f.StringToStringVar(&env, "env", nil, "set a contract variable for every level, e.g. WORKER_THREADS=11 (a contender gets only those it honours)")
 	return cmd
 }

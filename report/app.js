@@ -190,6 +190,43 @@
       o.series = lines(c[metric], false, true);
       return o;
     },
+    // A flame graph of one contender's profile, root at the top, drawn as rectangles of a
+    // custom series: x is the share of samples, y the depth.
+    flame: function (el) {
+      var f = levelOf(el).flames[Number(el.dataset.flame)], items = [], depth = 0;
+      (function walk(n, x, d) {
+        items.push([x, x + n.v, d, n.n, n.v]);
+        depth = Math.max(depth, d);
+        var cx = x;
+        (n.c || []).forEach(function (c) { walk(c, cx, d + 1); cx += c.v; });
+      })(f.tree, 0, 0);
+      var ROW = 16, total = f.tree.v || 1;
+      el.style.height = ((depth + 1) * ROW + 16) + 'px';
+      return {
+        animation: false,
+        textStyle: { fontFamily: 'system-ui, sans-serif' },
+        tooltip: { formatter: function (p) {
+          var v = p.value;
+          return escapeHTML(v[3]) + '<br>' + fmtNum(100 * v[4] / total) + ' % of ' + f.samples + ' samples';
+        } },
+        grid: { left: 2, right: 2, top: 8, bottom: 8 },
+        xAxis: { type: 'value', min: 0, max: total, show: false },
+        yAxis: { type: 'value', min: 0, max: depth + 1, inverse: true, show: false },
+        series: [{
+          type: 'custom', data: items, encode: { x: [0, 1], y: 2, tooltip: 4 },
+          renderItem: function (params, api) {
+            var a = api.coord([api.value(0), api.value(2)]), b = api.coord([api.value(1), api.value(2) + 1]);
+            var w = Math.max(b[0] - a[0] - 0.5, 0.5), name = items[params.dataIndex][3];
+            return {
+              type: 'rect', shape: { x: a[0], y: a[1], width: w, height: b[1] - a[1] - 1 },
+              style: { fill: frameColour(name) },
+              textContent: w > 28 ? { style: { text: name, fill: '#1f2328', fontSize: 11, width: w - 4, overflow: 'truncate' } } : undefined,
+              textConfig: { position: 'insideLeft' }
+            };
+          }
+        }]
+      };
+    },
     // A bar per category (contender) per series, with whiskers where given.
     bars: function (el) {
       var d = data.bars[Number(el.dataset.bars)], ms = d.format === 'ms', format = ms ? fmtMs : fmtNum;
@@ -228,6 +265,74 @@
       return o;
     }
   };
+
+  // A frame's colour follows its library (Java and Go: the package's first parts; V8: the
+  // script's package), so that one stack's layers read alike from graph to graph.
+  var FLAME = ['#f2a65a', '#eec170', '#f58549', '#e9c46a', '#f4a259', '#d8a47f', '#f6bd60', '#e76f51', '#c9ada7', '#ffb4a2'];
+  function frameColour(name) {
+    var key;
+    var space = name.indexOf(' ');
+    if (space > 0) key = name.slice(space + 1).split('/')[0];
+    else {
+      var parts = name.split('.');
+      key = parts[0].length <= 3 && parts.length > 2 ? parts[0] + '.' + parts[1] : parts[0];
+    }
+    if (name === 'all') return '#d0d7de';
+    var h = 0;
+    for (var i = 0; i < key.length; i++) h = (h * 31 + key.charCodeAt(i)) >>> 0;
+    return FLAME[h % FLAME.length];
+  }
+
+  // The side-by-side of two contenders' top frames (self share, most first), chosen in the
+  // level's two selects.
+  function topFrames(box) {
+    var flames = data.levels[Number(box.dataset.level)].flames || [];
+    var a = box.querySelector('.profile-a'), b = box.querySelector('.profile-b');
+    if (flames.length === 0) { box.hidden = true; return; }
+    flames.forEach(function (f, i) {
+      [a, b].forEach(function (sel) {
+        var o = document.createElement('option');
+        o.value = String(i);
+        o.textContent = f.contender;
+        sel.appendChild(o);
+      });
+    });
+    // The second contender by default, not the first one's client.
+    var second = flames.findIndex(function (f, i) { return i > 0 && !/ · client$/.test(f.contender); });
+    b.value = String(second > 0 ? second : Math.min(1, flames.length - 1));
+    function cell(tr, text, cls) {
+      var td = document.createElement('td');
+      td.textContent = text;
+      if (cls) td.className = cls;
+      tr.appendChild(td);
+    }
+    function draw() {
+      var fa = flames[Number(a.value)], fb = flames[Number(b.value)];
+      var head = box.querySelector('thead'), rows = box.querySelector('tbody');
+      head.innerHTML = '';
+      rows.innerHTML = '';
+      var hr = document.createElement('tr');
+      ['#', fa.contender + ' (' + fa.tool + ')', 'self', 'total', fb.contender + ' (' + fb.tool + ')', 'self', 'total'].forEach(function (t) {
+        var th = document.createElement('th');
+        th.textContent = t;
+        hr.appendChild(th);
+      });
+      head.appendChild(hr);
+      for (var i = 0; i < Math.max(fa.top.length, fb.top.length); i++) {
+        var tr = document.createElement('tr'), x = fa.top[i], y = fb.top[i];
+        cell(tr, String(i + 1));
+        [x, y].forEach(function (t) {
+          cell(tr, t ? t.name : '', 'frame');
+          cell(tr, t ? fmtNum(t.self) + ' %' : '', 'num');
+          cell(tr, t ? fmtNum(t.total) + ' %' : '', 'num');
+        });
+        rows.appendChild(tr);
+      }
+    }
+    a.addEventListener('change', draw);
+    b.addEventListener('change', draw);
+    draw();
+  }
 
   var data;
   try {
@@ -269,6 +374,14 @@
       body.dataset.chartsDrawn = String(Number(body.dataset.chartsDrawn) + 1);
     } catch (e) {
       report(what + ': ' + (e && e.stack ? e.stack : e));
+    }
+  });
+
+  Array.prototype.forEach.call(document.querySelectorAll('.profile-compare'), function (box) {
+    try {
+      topFrames(box);
+    } catch (e) {
+      report('top frames: ' + (e && e.stack ? e.stack : e));
     }
   });
 

@@ -24,6 +24,39 @@ type levelData struct {
 	// downstream's "downstream_cpu" and "downstream_rss" for the contenders that had one.
 	Lines map[string][]line `json:"lines"`
 	CapMB float64           `json:"cap_mb,omitempty"` // the memory cap its cells ran under
+	// Flames are the contenders' CPU profiles (levelView.Profiles with a flame graph).
+	Flames []flameData `json:"flames,omitempty"`
+}
+
+// flameData is one contender's profile for the flame graph and the top-frames table.
+type flameData struct {
+	Contender string             `json:"contender"`
+	Tool      string             `json:"tool"`
+	Samples   int64              `json:"samples"`
+	Tree      *results.FlameNode `json:"tree"`
+	// Top are its frames with the most self samples, as shares of its samples (%).
+	Top []topFrame `json:"top"`
+}
+
+type topFrame struct {
+	Name  string  `json:"name"`
+	Self  float64 `json:"self"`
+	Total float64 `json:"total"`
+}
+
+// topShown is how many frames the report's side-by-side lists per contender.
+const topShown = 15
+
+func flameOf(name string, p *results.Profile) flameData {
+	f := flameData{Contender: name, Tool: p.Tool, Samples: p.Samples, Tree: p.Flame, Top: []topFrame{}}
+	for i, fr := range p.Top {
+		if i == topShown || p.Samples == 0 {
+			break
+		}
+		pct := func(v int64) float64 { return math.Round(1000*float64(v)/float64(p.Samples)) / 10 }
+		f.Top = append(f.Top, topFrame{Name: fr.Name, Self: pct(fr.Self), Total: pct(fr.Total)})
+	}
+	return f
 }
 
 type tagData struct {
@@ -96,6 +129,14 @@ func buildChartData(v *pageView) chartData {
 				ds = sampleLine(label+" downstream", c.Downstream.Timeline, rss)
 				ds.Dash = "dotted"
 				add("downstream_rss", ds)
+			}
+		}
+		for _, pv := range lv.Profiles { // in the order profilesOf numbered them
+			if pv.Flame >= 0 {
+				d.Flames = append(d.Flames, flameOf(pv.Contender, pv.profile))
+			}
+			if pv.ClientFlame >= 0 {
+				d.Flames = append(d.Flames, flameOf(pv.Contender+" · client", pv.client))
 			}
 		}
 		data.Levels = append(data.Levels, d)

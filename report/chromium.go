@@ -105,6 +105,9 @@ func (p *renderedPage) check() error {
 	if expected == "" || expected == "0" || drawn != expected {
 		problems = append(problems, fmt.Sprintf("charts drawn %q of expected %q", drawn, expected))
 	}
+	if p.profileBoxes > 0 && p.topFrames == 0 {
+		problems = append(problems, fmt.Sprintf("%d top-frames tables, and no frame in any", p.profileBoxes))
+	}
 	for i, c := range p.charts {
 		if !c.drawing {
 			problems = append(problems, fmt.Sprintf("chart %d (%s %s) holds no drawing", i, c.kind, c.tag))
@@ -140,6 +143,9 @@ type renderedPage struct {
 	body   map[string]string
 	errors string
 	charts []*renderedChart
+	// profileBoxes are the levels' top-frames comparisons; topFrames the frame cells app.js
+	// filled in them.
+	profileBoxes, topFrames int
 }
 
 // parseDOM reads Chromium's --dump-dom output. Scripts and styles are dropped first:
@@ -174,6 +180,10 @@ func parseDOM(dump []byte) (*renderedPage, error) {
 				page.body = attrs
 			case attrs["id"] == "arena-errors":
 				f.errors = true
+			case strings.Contains(" "+attrs["class"]+" ", " profile-compare "):
+				page.profileBoxes++
+			case name == "td" && attrs["class"] == "frame":
+				page.topFrames++
 			case strings.Contains(" "+attrs["class"]+" ", " arena-chart "):
 				f.chart = &renderedChart{kind: attrs["data-kind"], tag: attrs["data-tag"]}
 				page.charts = append(page.charts, f.chart)

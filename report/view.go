@@ -100,6 +100,22 @@ type levelView struct {
 	// Downstream: some contender's cells measured the lab's downstream.
 	Downstream bool
 	Problems   map[string][]string // per contender, its cells that did not end ok
+	// Profiles are the contenders' CPU profiles at this level, repeats merged, when the run
+	// took them (arena run --profile).
+	Profiles []profileView
+}
+
+// profileView is one contender's profile at a level: Flame indexes its flame graph in
+// levelData.Flames, -1 when no repeat had samples (Error says why); ClientFlame the client's
+// over the same loads, -1 when none.
+type profileView struct {
+	Flame, ClientFlame int
+	Contender          string
+	Tool               string
+	Samples            int64
+	Error              string
+	ClientSamples      int64
+	profile, client    *results.Profile
 }
 
 type tagView struct {
@@ -277,7 +293,37 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 		}
 		v.Rows = append(v.Rows, row)
 	}
+	v.Profiles = profilesOf(run, lv.Name, v.Rows)
 	return v
+}
+
+// profilesOf are the rows' merged profiles, numbered in the order of their flame graphs
+// (the contender's, then the client's); a contender whose every repeat lacks one is listed
+// with the first repeat's reason.
+func profilesOf(run *results.Run, level string, rows []contenderRows) []profileView {
+	var out []profileView
+	flames := 0
+	next := func() int { flames++; return flames - 1 }
+	for _, row := range rows {
+		p, client := row.Summary.Profile, row.Summary.ClientProfile
+		pv := profileView{Flame: -1, ClientFlame: -1, Contender: row.Contender, profile: p, client: client}
+		if p != nil {
+			pv.Flame, pv.Tool, pv.Samples, pv.Error = next(), p.Tool, p.Samples, p.Error
+		} else {
+			i := slices.IndexFunc(run.Cells, func(c results.Cell) bool {
+				return c.Level == level && c.Contender == row.Contender && c.Profile != nil
+			})
+			if i < 0 {
+				continue
+			}
+			pv.Tool, pv.Error = run.Cells[i].Profile.Tool, cmp.Or(run.Cells[i].Profile.Error, "no samples")
+		}
+		if client != nil {
+			pv.ClientFlame, pv.ClientSamples = next(), client.Samples
+		}
+		out = append(out, pv)
+	}
+	return out
 }
 
 // reasons gathers the cells' reasons for a mark (client-bound, shared CPU), each once with

@@ -230,6 +230,9 @@ func main() {
 	if err != nil {
 		log.Fatalf("loading resources: %v", err)
 	}
+	if addr := os.Getenv("PPROF_ADDR"); addr != "" {
+		servePprof(addr)
+	}
 	srv := &http.Server{Handler: closeAfterChunked(s.mux), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
 	if err != nil {

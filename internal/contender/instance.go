@@ -45,6 +45,8 @@ type StartOptions struct {
 	Port     int               // 0: a free port is chosen
 	Vars     map[string]string // contract variables besides PORT
 	LogPath  string            // where stdout and stderr go
+	// Flags join the runtime's options (see Settings.Env): a profiler's.
+	Flags []string
 }
 
 // Start launches the contender pinned to opts.CPUs in a process group of its own. It does
@@ -64,7 +66,7 @@ func Start(m *Manifest, opts StartOptions) (*Instance, error) {
 	for k, v := range opts.Vars {
 		vars[k] = v
 	}
-	env, err := opts.Settings.Env(m, vars)
+	env, err := opts.Settings.Env(m, vars, opts.Flags...)
 	if err != nil {
 		return nil, err
 	}

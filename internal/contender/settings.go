@@ -23,13 +23,14 @@ func (s Settings) JavaOpts() string {
 var inheritedButUnfair = []string{
 	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS", "JAVA_HOME",
 	"NODE_OPTIONS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC",
-	"PORT", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE",
+	"PORT", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "ARENA_V8_PROFILE_DIR",
 }
 
 // Env is the environment a contender is built and started with: the machine's, less
 // anything that would tune one runtime behind the lab's back, plus the runtime's settings
-// and the contract variables in vars.
-func (s Settings) Env(m *Manifest, vars map[string]string) ([]string, error) {
+// and the contract variables in vars. flags join the runtime's options (JAVA_OPTS,
+// NODE_OPTIONS): a profiler's, when a run takes profiles.
+func (s Settings) Env(m *Manifest, vars map[string]string, flags ...string) ([]string, error) {
 	var env []string
 	path := os.Getenv("PATH")
 	for _, kv := range os.Environ() {
@@ -45,9 +46,10 @@ func (s Settings) Env(m *Manifest, vars map[string]string) ([]string, error) {
 			return nil, fmt.Errorf("%s needs a JDK %d+ and none was found", m.Name, MinJava)
 		}
 		path = s.JDK.Home + "/bin:" + path
-		env = append(env, "JAVA_HOME="+s.JDK.Home, "JAVA_OPTS="+s.JavaOpts())
+		env = append(env, "JAVA_HOME="+s.JDK.Home, "JAVA_OPTS="+strings.Join(append([]string{s.JavaOpts()}, flags...), " "))
 	case "node":
-		env = append(env, fmt.Sprintf("NODE_OPTIONS=--max-old-space-size=%d", s.HeapMB), "NODE_ENV=production")
+		opts := append([]string{fmt.Sprintf("--max-old-space-size=%d", s.HeapMB)}, flags...)
+		env = append(env, "NODE_OPTIONS="+strings.Join(opts, " "), "NODE_ENV=production")
 	case "go":
 		env = append(env, fmt.Sprintf("GOMEMLIMIT=%dMiB", s.HeapMB))
 	}

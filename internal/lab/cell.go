@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/probe"
+	"github.com/arena-lab/arena/internal/profile"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
@@ -32,9 +34,10 @@ const (
 
 // cellPlan is one cell to run.
 type cellPlan struct {
-	m      *contender.Manifest
-	level  scenario.Level
-	repeat int
+	m       *contender.Manifest
+	level   scenario.Level
+	repeat  int
+	profile bool // record the contender's CPU profile over the load (--profile)
 }
 
 func (c cellPlan) String() string {
@@ -47,8 +50,11 @@ func (c cellPlan) notRun(status, why string) results.Cell {
 		Outcome: results.Outcome{Status: status, Detail: why}}
 }
 
+// base names the cell's files: contender-level-rN.
+func (c cellPlan) base() string { return fmt.Sprintf("%s-%s-r%d", c.m.Name, c.level.Name, c.repeat) }
+
 func (c cellPlan) file(dir, sub, ext string) string {
-	return filepath.Join(dir, sub, fmt.Sprintf("%s-%s-r%d.%s", c.m.Name, c.level.Name, c.repeat, ext))
+	return filepath.Join(dir, sub, c.base()+"."+ext)
 }
 
 // runCell starts the contender, warms it, drives the level's load while probing it, stops
@@ -58,7 +64,11 @@ func (c cellPlan) file(dir, sub, ext string) string {
 func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) results.Cell {
 	cell := results.Cell{Contender: c.m.Name, Level: c.level.Name, Repeat: c.repeat, Env: c.vars(), Started: time.Now(),
 		Outcome: results.Outcome{Status: results.OutcomeOK}}
-	srv, err := l.start(ctx, c, dir, port, cell.Env)
+	prof, perr := c.profiler(dir, l.Settings.JDK)
+	if perr != nil {
+		cell.Profile = perr
+	}
+	srv, err := l.start(ctx, c, dir, port, cell.Env, prof)
 	if srv != nil {
 		cell.Port = srv.in.Port
 		if srv.mem != nil {
@@ -78,7 +88,7 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	})
 	var m measurement
 	if l.warm(live, c, srv) {
-		m = l.drive(live, c, dir, srv)
+		m = l.drive(live, c, dir, srv, prof)
 	} else {
 		m.crashed, m.inWarmup = true, true
 	}
@@ -88,6 +98,12 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	m.hurried = endHurry()
 	if srv.mem != nil {
 		cell.Memory = srv.mem.record()
+	}
+	if prof != nil && !m.inWarmup {
+		l.Progress.Step("profile")
+		cell.Profile = prof.Fold() // after the stop: a JVM and Node write theirs on exit
+		cell.ClientProfile = prof.ClientProfile()
+		l.Progress.Done(fmt.Sprintf("%d samples", cell.Profile.Samples))
 	}
 	if err := l.record(&cell, c, m); err != nil && m.err == nil {
 		m.err = err
@@ -129,6 +145,24 @@ func (l *Lab) killOnHurry(in *contender.Instance) (end func() bool) {
 	return func() bool { close(done); return <-watched }
 }
 
+// profiler is the cell's profile session when the run takes profiles, or a profile that
+// says why there is none.
+func (c cellPlan) profiler(dir string, jdk contender.JDK) (*profile.Session, *results.Profile) {
+	if !c.profile {
+		return nil, nil
+	}
+	tool, why := profile.ToolFor(c.m)
+	if tool == "" {
+		return nil, &results.Profile{Error: why}
+	}
+	s, err := profile.New(tool, dir, c.base(), jdk)
+	if err != nil {
+		return nil, &results.Profile{Tool: tool, Error: err.Error()}
+	}
+	s.WithClient = true
+	return s, nil
+}
+
 // vars are the level's contract variables the contender honours: one it ignores is not
 // passed, nor reported as applied.
 func (c cellPlan) vars() map[string]string {
@@ -163,7 +197,7 @@ type startError struct{ outcome results.Outcome }
 
 // start brings up the level's downstream, then the contender (capped when the level asks),
 // and waits until it is ready. On error the contender, if it started, is already stopped.
-func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars map[string]string) (*cellServer, *startError) {
+func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars map[string]string, prof *profile.Session) (*cellServer, *startError) {
 	srv := &cellServer{}
 	if c.level.Downstream != nil {
 		ds, err := StartDownstream(l.ClientCPUs, c.level.Downstream.Delay, c.file(dir, "logs", "downstream.log"))
@@ -173,9 +207,20 @@ func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars 
 		srv.ds = ds
 		vars["DOWNSTREAM_URL"] = ds.URL() // every contender honours it: the contract's /data/{id}
 	}
-	in, err := contender.Start(c.m, contender.StartOptions{
+	opts := contender.StartOptions{
 		Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Port: port, Vars: vars, LogPath: c.file(dir, "logs", "log"),
-	})
+	}
+	if prof != nil {
+		pv, err := prof.Vars()
+		if err != nil {
+			srv.stopDownstream()
+			return nil, &startError{results.Outcome{Status: results.OutcomeError, Detail: "profile: " + err.Error()}}
+		}
+		opts.Vars = maps.Clone(vars) // the profiler's variables are no contract variable of the cell
+		maps.Copy(opts.Vars, pv)
+		opts.Flags = prof.Flags()
+	}
+	in, err := contender.Start(c.m, opts)
 	if err != nil {
 		srv.stopDownstream()
 		return nil, &startError{results.Outcome{Status: results.OutcomeError, Detail: err.Error()}}
@@ -259,7 +304,7 @@ type measurement struct {
 // drive runs the level's load against the server while the probes sample the server, the
 // client and the downstream on the recorder's clock, and writes the interval log. ctx ends
 // when the contender dies (untilExit): the load stops there.
-func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer) measurement {
+func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer, prof *profile.Session) measurement {
 	m := measurement{start: time.Now()}
 	var sink load.IntervalSink
 	hlogPath := c.file(dir, "hlog", "hlog")
@@ -288,7 +333,15 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 		dsGroup = srv.ds.Pid() // started as its own group's leader
 	}
 	m.cpusBefore = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), dsGroup)
+	if prof != nil {
+		prof.Signal = srv.in.Signal
+		prof.Begin()
+	}
 	m.figures, m.err = c.level.Load.Run(ctx, srv.target(), rec)
+	if prof != nil {
+		prof.End()
+		defer prof.Wait() // pprof's last read may take a second more: after every figure is taken
+	}
 	m.cpusAfter = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), dsGroup)
 	stopRotate()
 	m.elapsed = time.Since(m.start)

@@ -48,6 +48,9 @@ type RunOptions struct {
 	Env map[string]string
 	// ID names the run's folder (default: its start and scenario).
 	ID string
+	// Profile records every cell's CPU profile of the contender over its load (see
+	// internal/profile); profilers cost the contenders some throughput.
+	Profile bool
 	// Resume carries on a run stopped part-way, in its folder: its finished cells are kept
 	// and not measured again; an interrupted one is measured again.
 	Resume *results.Run
@@ -83,12 +86,13 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 			return nil, "", err
 		}
 		id, started, kept = o.Resume.ID, o.Resume.Started, finishedCells(o.Resume.Cells)
+		o.Profile = o.Resume.Scenario.Profiled // a resumed run keeps its plan
 	}
 	run := &results.Run{
 		Schema: results.SchemaVersion, ID: id, Command: o.Command, Started: started, Status: results.RunRunning,
 		Scenario: results.ScenarioInfo{
 			Name: o.Scenario.Name(), Title: o.Scenario.Title(), Study: o.Scenario.Study(),
-			Preset: plan.Preset, Quick: o.Options.Quick, Repeat: o.Repeat, Notes: plan.Notes,
+			Preset: plan.Preset, Quick: o.Options.Quick, Repeat: o.Repeat, Notes: plan.Notes, Profiled: o.Profile,
 		},
 		Env:   Environment(l.Root, l.Settings, l.ServerCPUs, l.ClientCPUs),
 		Cells: kept,
@@ -137,7 +141,7 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 		for r := 1; r <= o.Repeat; r++ {
 			for _, m := range measured { // contenders interleaved, so drift hits them alike
 				if !hasCell(kept, m.Name, lv.Name, r) {
-					cells = append(cells, cellPlan{m: m, level: lv, repeat: r})
+					cells = append(cells, cellPlan{m: m, level: lv, repeat: r, profile: o.Profile})
 				}
 			}
 		}

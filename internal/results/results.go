@@ -52,14 +52,17 @@ const (
 
 // ScenarioInfo says what was run and how it was shaped.
 type ScenarioInfo struct {
-	Name   string   `json:"name"`
-	Title  string   `json:"title"`
-	Study  string   `json:"study"` // the seed it reproduces
-	Preset string   `json:"preset"`
-	Quick  bool     `json:"quick"`
-	Repeat int      `json:"repeat"`
-	Levels []Level  `json:"levels"`
-	Notes  []string `json:"notes,omitempty"`
+	Name   string `json:"name"`
+	Title  string `json:"title"`
+	Study  string `json:"study"` // the seed it reproduces
+	Preset string `json:"preset"`
+	Quick  bool   `json:"quick"`
+	Repeat int    `json:"repeat"`
+	// Profiled: every cell's contender ran under its CPU profiler (arena run --profile),
+	// which costs it some throughput (docs/performance.md).
+	Profiled bool     `json:"profiled,omitempty"`
+	Levels   []Level  `json:"levels"`
+	Notes    []string `json:"notes,omitempty"`
 	// Duration and Timeout are the measured load's length and per-request timeout, in
 	// seconds, where every level shares them (0 otherwise); Load says it in words.
 	Duration float64 `json:"duration_s"`
@@ -200,6 +203,10 @@ type Cell struct {
 	Faults map[string]int64 `json:"faults,omitempty"`
 	// Memory is the cap the contender ran under, when the level set one.
 	Memory *Memory `json:"memory,omitempty"`
+	// Profile is the contender's CPU profile over the load, when the run asked for one;
+	// ClientProfile the client's own (arena) over the same load.
+	Profile       *Profile `json:"profile,omitempty"`
+	ClientProfile *Profile `json:"client_profile,omitempty"`
 }
 
 // Delivery faults: one vocabulary for every load that checks what it was sent.
@@ -357,6 +364,10 @@ type CellSummary struct {
 	// Faults are the cells' delivery faults by kind, summed over every repeat the load ran
 	// in: a contender with any is marked and not ranked.
 	Faults map[string]int64 `json:"faults,omitempty"`
+	// Profile is the repeats' CPU profiles merged (MergeProfiles), when the run took them;
+	// ClientProfile the client's.
+	Profile       *Profile `json:"profile,omitempty"`
+	ClientProfile *Profile `json:"client_profile,omitempty"`
 }
 
 // Faulty says whether some repeat had delivery faults.

@@ -80,7 +80,14 @@ func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) 
 	s := CellSummary{Contender: contender, Level: level, Repeats: len(cells)}
 	var cpu, rss, threads []float64
 	numbers := map[string][]float64{}
+	var profiles, clientProfiles []*Profile
 	for _, c := range cells {
+		if c.Profile != nil {
+			profiles = append(profiles, c.Profile)
+		}
+		if c.ClientProfile != nil {
+			clientProfiles = append(clientProfiles, c.ClientProfile)
+		}
 		s.Outcomes = append(s.Outcomes, c.Outcome.Status)
 		s.ClientBnd = s.ClientBnd || c.ClientBound
 		s.SharedCPU = s.SharedCPU || c.SharedCPU
@@ -103,6 +110,7 @@ func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) 
 		threads = append(threads, float64(c.Server.Summary.ThreadsMax))
 	}
 	s.CPUPct, s.RSSMB, s.Threads = SpreadOf(cpu), SpreadOf(rss), SpreadOf(threads)
+	s.Profile, s.ClientProfile = MergeProfiles(profiles), MergeProfiles(clientProfiles)
 	for name, vals := range numbers {
 		if s.Numbers == nil {
 			s.Numbers = map[string]Spread{}

@@ -1,0 +1,253 @@
+package profile
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/pprof"
+	"os"
+	"os/exec"
+	"path/filepath"
+	rpprof "runtime/pprof"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// spinGo burns CPU in a frame of its own for d, so that a profile has a known hot spot.
+//
+//go:noinline
+func spinGo(d time.Duration) int {
+	n := 0
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for i := 0; i < 10000; i++ {
+			n += i * i
+		}
+	}
+	return n
+}
+
+// hot is the samples of stacks whose leaf-most frames include name.
+func hot(s results.Stacks, name string) int64 {
+	var n int64
+	for stack, v := range s {
+		if strings.Contains(stack, name) {
+			n += v
+		}
+	}
+	return n
+}
+
+func TestPprofFoldsARealGoProfile(t *testing.T) {
+	var buf bytes.Buffer
+	if err := rpprof.StartCPUProfile(&buf); err != nil {
+		t.Skipf("a CPU profile is already running: %v", err)
+	}
+	spinGo(400 * time.Millisecond)
+	rpprof.StopCPUProfile()
+	reader := &pprofReader{}
+	p, err := parsePprof(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader.profiles = append(reader.profiles, p)
+	stacks, err := reader.fold(filepath.Join(t.TempDir(), "p.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := hot(stacks, "profile.spinGo"); n < stacks.Samples()/2 {
+		t.Fatalf("spinGo in %d of %d samples; want most:\n%v", n, stacks.Samples(), stacks)
+	}
+	for stack := range stacks {
+		if spin, runner := strings.Index(stack, "spinGo"), strings.Index(stack, "testing.tRunner"); spin >= 0 && (runner < 0 || runner > spin) {
+			t.Fatalf("stack %q is not root first (testing.tRunner before spinGo)", stack)
+		}
+	}
+}
+
+// The reader takes one-second profiles from a live pprof endpoint between Begin and End,
+// as the lab does with a Go contender.
+func TestPprofReaderProfilesTheWindowFromTheEndpoint(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	s := &Session{tool: Pprof, dir: t.TempDir(), base: "go-cell", pprof: &pprofReader{addr: strings.TrimPrefix(srv.URL, "http://")}}
+	if err := os.MkdirAll(s.path(""), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.Begin()
+	spinGo(1500 * time.Millisecond)
+	s.End()
+	p := s.Fold()
+	if p.Error != "" || p.Samples == 0 {
+		t.Fatalf("profile %+v; want samples and no error", p)
+	}
+	if n := hot(mustRead(t, s.dir, p.Folded), "spinGo"); n == 0 {
+		t.Fatalf("spinGo is in no folded stack of %s", p.Folded)
+	}
+	if len(s.pprof.profiles) < 2 {
+		t.Fatalf("%d one-second profiles over 1.5 s; want at least 2", len(s.pprof.profiles))
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, p.File)); err != nil {
+		t.Fatalf("the merged recording: %v", err)
+	}
+	if p.Flame == nil || p.Flame.Value != p.Samples || len(p.Top) == 0 {
+		t.Fatalf("flame %+v, top %+v; want both from the samples", p.Flame, p.Top)
+	}
+}
+
+func mustRead(t *testing.T, dir, rel string) results.Stacks {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := parseFolded(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+const busyJS = `
+function spinNode(ms) { const end = Date.now() + ms; let n = 0; while (Date.now() < end) n += Math.sqrt(n + 1); return n; }
+console.log('ready');
+setTimeout(() => { spinNode(600); setTimeout(() => {}, 700); }, 300);
+`
+
+// Node's profiler (profiler.cjs, preloaded as the lab preloads it) starts on a SIGUSR2 and
+// stops on the next, writing a .cpuprofile whose samples V8 stamped on CLOCK_MONOTONIC: the
+// window read around them keeps them all, a window that ended before keeps none.
+func TestV8ProfilerStartsAndStopsOnSignals(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH")
+	}
+	s, err := New(V8, t.TempDir(), "node-cell", contender.JDK{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, _ := s.Vars()
+	cmd := exec.Command(node, append(s.Flags(), "-e", busyJS)...)
+	cmd.Env = append(os.Environ(), "ARENA_V8_PROFILE_DIR="+vars["ARENA_V8_PROFILE_DIR"])
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n') // the preload has run: SIGUSR2 is handled
+	if err != nil || line != "ready\n" {
+		t.Fatalf("node said %q, %v", line, err)
+	}
+	s.Signal = func(sig syscall.Signal) error { return cmd.Process.Signal(sig) }
+	s.Begin()
+	time.Sleep(1100 * time.Millisecond) // the spin runs from 300 ms to 900 ms
+	s.End()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	p := s.Fold()
+	if p.Error != "" || p.Samples == 0 {
+		t.Fatalf("profile %+v; want samples", p)
+	}
+	stacks := mustRead(t, s.dir, p.Folded)
+	if n := hot(stacks, "spinNode [eval]"); n < stacks.Samples()/3 {
+		t.Fatalf("spinNode in %d of %d samples; want a third or more:\n%v", n, stacks.Samples(), stacks)
+	}
+	none, outside, err := foldV8Dir(s.path(".v8"), s.monoFrom-5_000_000, s.monoFrom-1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(none) != 0 || outside == 0 {
+		t.Fatalf("a window before the load kept %d stacks (%d outside); want none kept", len(none), outside)
+	}
+}
+
+const busyJava = `
+public class Busy {
+    static double spinJava(long ms) {
+        long end = System.currentTimeMillis() + ms;
+        double n = 0;
+        while (System.currentTimeMillis() < end) n += Math.sqrt(n + 1);
+        return n;
+    }
+    public static void main(String[] args) { System.out.println(spinJava(1500) > 0); }
+}
+`
+
+// A JVM records its whole life with JFR; Fold.java, run by the same JDK, keeps the window.
+func TestJFRRecordingIsFoldedByTheJDK(t *testing.T) {
+	jdk, err := contender.FindJDK()
+	if err != nil {
+		t.Skipf("no JDK 21+: %v", err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "Busy.java")
+	if err := os.WriteFile(src, []byte(busyJava), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(JFR, dir, "java-cell", jdk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append(s.Flags(), src)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s.Begin()
+	if out, err := exec.CommandContext(ctx, filepath.Join(jdk.Home, "bin", "java"), args...).CombinedOutput(); err != nil {
+		t.Fatalf("java: %v\n%s", err, out)
+	}
+	s.End()
+	p := s.Fold()
+	if p.Error != "" || p.Samples < 20 {
+		t.Fatalf("profile %+v; want samples of 1.5 s and no error", p)
+	}
+	if n := hot(mustRead(t, dir, p.Folded), "Busy.spinJava"); n < p.Samples/2 {
+		t.Fatalf("Busy.spinJava in %d of %d samples; want most", n, p.Samples)
+	}
+	if p.Top[0].Name != "Busy.spinJava" && !strings.HasPrefix(p.Top[0].Name, "java.lang.") && !strings.HasPrefix(p.Top[0].Name, "jdk.") {
+		t.Fatalf("top frame %q; want spinJava or what it calls", p.Top[0].Name)
+	}
+}
+
+func TestFoldSaysWhyWhenTheRecordingIsMissing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, err := New(V8, dir, "killed-cell", contender.JDK{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Begin()
+	s.End()
+	if p := s.Fold(); p.Samples != 0 || !strings.Contains(p.Error, "no Node process of the contender wrote one") {
+		t.Fatalf("profile %+v; want no samples and why", p)
+	}
+}
+
+func TestToolForFollowsTheRuntime(t *testing.T) {
+	for _, tt := range []struct {
+		m    contender.Manifest
+		tool string
+	}{
+		{contender.Manifest{Name: "j", Runtime: "java"}, JFR},
+		{contender.Manifest{Name: "n", Runtime: "node"}, V8},
+		{contender.Manifest{Name: "g", Runtime: "go", Knobs: []string{PprofVar}}, Pprof},
+		{contender.Manifest{Name: "g", Runtime: "go"}, ""},
+		{contender.Manifest{Name: "p", Runtime: "python"}, ""},
+	} {
+		tool, why := ToolFor(&tt.m)
+		if tool != tt.tool || (tool == "") != (why != "") {
+			t.Errorf("%s (%s): %q, %q; want %q and a reason only without a tool", tt.m.Name, tt.m.Runtime, tool, why, tt.tool)
+		}
+	}
+}
