@@ -89,10 +89,21 @@ func (r *pprofReader) read() (*pprof.Profile, error) {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		return nil, fmt.Errorf("pprof: %s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
-	return parsePprof(resp.Body)
+	return pprof.Parse(resp.Body)
 }
 
-func parsePprof(r io.Reader) (*pprof.Profile, error) { return pprof.Parse(r) }
+// writePprof writes p to path in pprof's own format (gzipped protobuf).
+func writePprof(path string, p *pprof.Profile) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := p.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 // fold merges the one-second profiles, writes them to path as one and folds them.
 func (r *pprofReader) fold(path string) (results.Stacks, error) {
@@ -112,15 +123,7 @@ func (r *pprofReader) fold(path string) (results.Stacks, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pprof: merging %d profiles: %w", len(r.profiles), err)
 	}
-	if f, err := os.Create(path); err == nil {
-		werr := merged.Write(f)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return nil, werr
-		}
-	} else {
+	if err := writePprof(path, merged); err != nil {
 		return nil, err
 	}
 	return foldPprof(merged), r.err

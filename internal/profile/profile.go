@@ -1,5 +1,5 @@
 // Package profile records a contender's CPU profile over a cell's measured load with its
-// stack's own profiler (JFR for a JVM, V8's --cpu-prof for Node, pprof for Go) and folds
+// stack's own profiler (JFR for a JVM, V8's sampler for Node, pprof for Go) and folds
 // each into one form, collapsed stacks, from which results keep the top frames and the
 // flame graph the report draws.
 //
@@ -21,6 +21,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	pprof "github.com/google/pprof/profile"
 
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/results"
@@ -60,7 +62,7 @@ func ToolFor(m *contender.Manifest) (tool, why string) {
 	return "", fmt.Sprintf("no profiler for the %q runtime", m.Runtime)
 }
 
-// Session is one cell's profile: Start's flags and variables go to the contender's start,
+// Session is one cell's profile: its Flags and Vars go to the contender's start,
 // Begin and End bracket the load, Fold reads the recording once the contender has stopped.
 type Session struct {
 	// WithClient profiles this process (the client) over the load too: see ClientProfile.
@@ -74,9 +76,8 @@ type Session struct {
 	base string // the cell's file name, e.g. netty-c100-r1
 	jdk  contender.JDK
 
-	from, to         time.Time
-	monoFrom, monoTo int64 // CLOCK_MONOTONIC in µs, V8's clock
-	pprof            *pprofReader
+	from, to time.Time // the load's window, which the JVM's samples are cut to
+	pprof    *pprofReader
 	// client is arena's own CPU profile over the same load (runtime/pprof): the load
 	// engine's cost beside the server's; clientErr says why there is none.
 	client    bytes.Buffer
@@ -160,7 +161,7 @@ func (s *Session) Vars() (map[string]string, error) {
 
 // Begin marks the load's start, and starts profiling the client (this process).
 func (s *Session) Begin() {
-	s.from, s.monoFrom = time.Now(), monotonicMicros()
+	s.from = time.Now()
 	s.signalV8()
 	if s.pprof != nil {
 		s.pprof.start()
@@ -176,7 +177,7 @@ func (s *Session) Begin() {
 // End marks the load's end; Wait, called before the contender stops, waits for what is
 // still being read from it.
 func (s *Session) End() {
-	s.to, s.monoTo = time.Now(), monotonicMicros()
+	s.to = time.Now()
 	s.signalV8()
 	if s.clientOn {
 		rpprof.StopCPUProfile()
@@ -214,17 +215,13 @@ func (s *Session) ClientProfile() *results.Profile {
 		p.Error = "the client's profile: " + s.clientErr.Error()
 		return p
 	}
-	prof, err := parsePprof(&s.client)
+	prof, err := pprof.Parse(&s.client)
 	if err != nil {
 		p.Error = "the client's profile: " + err.Error()
 		return p
 	}
-	raw := s.path(".client.pb.gz")
-	if f, err := os.Create(raw); err == nil {
-		if prof.Write(f) == nil {
-			p.File = s.rel(raw)
-		}
-		f.Close()
+	if raw := s.path(".client.pb.gz"); writePprof(raw, prof) == nil {
+		p.File = s.rel(raw)
 	}
 	return s.finish(p, foldPprof(prof), nil, ".client.folded")
 }
@@ -242,7 +239,7 @@ func (s *Session) Fold() *results.Profile {
 		stacks, p.Outside, err = foldJFR(s.jdk, s.path(".jfr"), s.from, s.to)
 	case V8:
 		p.File = s.rel(s.path(".v8"))
-		stacks, p.Outside, err = foldV8Dir(s.path(".v8"), s.monoFrom, s.monoTo)
+		stacks, err = foldV8Dir(s.path(".v8"))
 		if err != nil && s.signalErr != nil {
 			err = fmt.Errorf("%w (signalling the profiler: %v)", err, s.signalErr)
 		}
@@ -298,11 +295,14 @@ func writeFolded(path string, stacks results.Stacks) error {
 	return f.Close()
 }
 
+// frameSafe keeps the folded format's separators (";" and the line's end) out of a name.
+var frameSafe = strings.NewReplacer(";", ":", "\n", " ")
+
 // frameName keeps a frame name fit for the folded format, whose separators are ";" and
 // the last space before the count.
 func frameName(s string) string {
 	if s == "" {
 		return "?"
 	}
-	return strings.NewReplacer(";", ":", "\n", " ").Replace(s)
+	return frameSafe.Replace(s)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/arena-lab/arena/internal/results"
 )
 
-// cpuProfile is V8's .cpuprofile (what node --cpu-prof writes): a call tree of nodes, the
-// node each sample hit, and the µs between samples from StartTime.
+// cpuProfile is V8's .cpuprofile (what node --cpu-prof writes, and profiler.cjs): a call
+// tree of nodes and the node each sample hit, from StartTime to EndTime (µs).
 type cpuProfile struct {
 	Nodes []struct {
 		ID        int `json:"id"`
@@ -22,9 +22,9 @@ type cpuProfile struct {
 		} `json:"callFrame"`
 		Children []int `json:"children"`
 	} `json:"nodes"`
-	StartTime  int64   `json:"startTime"` // µs, V8's monotonic clock
-	Samples    []int   `json:"samples"`
-	TimeDeltas []int64 `json:"timeDeltas"`
+	StartTime int64 `json:"startTime"`
+	EndTime   int64 `json:"endTime"`
+	Samples   []int `json:"samples"`
 }
 
 // v8Skipped are V8's pseudo-frames that are no work: the loop waiting for events, and the
@@ -32,30 +32,37 @@ type cpuProfile struct {
 var v8Skipped = map[string]bool{"(idle)": true, "(root)": true}
 
 // foldV8Dir folds every process's profile in dir (a cluster's workers write one each) into
-// one set of stacks, keeping the samples stamped between from and to.
-func foldV8Dir(dir string, from, to int64) (results.Stacks, int64, error) {
+// one set of stacks. profiler.cjs ran each only over the load: every sample is kept.
+func foldV8Dir(dir string) (results.Stacks, error) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.cpuprofile"))
 	if len(files) == 0 {
-		return nil, 0, fmt.Errorf("no .cpuprofile in %s: no Node process of the contender wrote one (its profiler starts and stops on SIGUSR2; was it killed?)", dir)
+		return nil, fmt.Errorf("no .cpuprofile in %s: no Node process of the contender wrote one (its profiler starts and stops on SIGUSR2; was it killed?)", dir)
 	}
-	stacks, outside := results.Stacks{}, int64(0)
+	stacks := results.Stacks{}
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
+		p, err := readCPUProfile(f)
 		if err != nil {
-			return stacks, outside, err
+			return stacks, err
 		}
-		var p cpuProfile
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return stacks, outside, fmt.Errorf("%s: %w", filepath.Base(f), err)
-		}
-		outside += foldV8(&p, from, to, stacks)
+		foldV8(p, stacks)
 	}
-	return stacks, outside, nil
+	return stacks, nil
 }
 
-// foldV8 adds p's samples between from and to (µs) into stacks and returns how many samples
-// of work fell outside.
-func foldV8(p *cpuProfile, from, to int64, stacks results.Stacks) (outside int64) {
+func readCPUProfile(path string) (*cpuProfile, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p cpuProfile
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return &p, nil
+}
+
+// foldV8 adds p's samples of work into stacks.
+func foldV8(p *cpuProfile, stacks results.Stacks) {
 	parent := map[int]int{}
 	name := map[int]string{}
 	for _, n := range p.Nodes {
@@ -90,23 +97,11 @@ func foldV8(p *cpuProfile, from, to int64, stacks results.Stacks) (outside int64
 		folded[id] = s
 		return s
 	}
-	t := p.StartTime
-	for i, id := range p.Samples {
-		if i < len(p.TimeDeltas) {
-			t += p.TimeDeltas[i]
-		}
-		if v8Skipped[name[id]] {
-			continue
-		}
-		if t < from || t > to {
-			outside++
-			continue
-		}
-		if s := stackOf(id); s != "" {
+	for _, id := range p.Samples {
+		if s := stackOf(id); !v8Skipped[name[id]] && s != "" {
 			stacks[s]++
 		}
 	}
-	return outside
 }
 
 // shortURL keeps what names a script: the package path below node_modules, or the file's

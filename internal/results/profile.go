@@ -15,8 +15,8 @@ type Profile struct {
 	// Both are relative to the run's folder.
 	File   string `json:"file,omitempty"`
 	Folded string `json:"folded,omitempty"`
-	// Samples are the on-CPU samples inside the load's window; Outside those the recording
-	// held from before or after it (start-up, warm-up, shutdown), left out.
+	// Samples are the on-CPU samples inside the load's window; Outside those a JVM's
+	// recording held from before or after it (start-up, warm-up, shutdown), left out.
 	Samples int64 `json:"samples"`
 	Outside int64 `json:"outside,omitempty"`
 	// Top are the frames with the most samples of their own (self), most first.
