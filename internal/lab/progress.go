@@ -109,7 +109,7 @@ func (p *Progress) CellDone(i int, c results.Cell) {
 	}
 	status := c.Outcome.Status
 	if c.ClientBound {
-		status += ", client-bound"
+		status += ", client-bound (" + c.ClientBoundWhy + ")" // why, so a flagged cell can be read without its results
 	}
 	if c.Outcome.Killed {
 		status += ", killed after SIGTERM"

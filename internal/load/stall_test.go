@@ -139,6 +139,25 @@ func TestOpenLoopUnboundedSendsOnTimeAndCountsErrors(t *testing.T) {
 	}
 }
 
+// A cell starts its recorder's clock, then sets up its probes before the load: the schedule
+// counts from the load's own start, so none of that setup makes its first hits late.
+func TestOpenLoopScheduleStartsWithTheLoadNotTheRecorder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time engine test")
+	}
+	rec := NewRecorder(time.Now().Add(-50*time.Millisecond), nil)
+	doer := doerFunc(func(Request) Outcome { return Outcome{Status: 200} })
+	drive(context.Background(), OpenLoop{
+		Streams:  []Stream{{Tag: "a", Request: Request{Path: "/a"}, Pacer: PerSecond(10)}, {Tag: "b", Request: Request{Path: "/b"}, Pacer: PerSecond(10)}},
+		Duration: 300 * time.Millisecond, Timeout: time.Second, LateAfter: 20 * time.Millisecond,
+	}, doer, rec, time.Second)
+	for _, r := range rec.Results() {
+		if r.Sent != 3 || r.Late != 0 {
+			t.Errorf("%s: sent %d, late %d (max %.0f ms); want 3 on time", r.Tag, r.Sent, r.Late, r.MaxLateMs)
+		}
+	}
+}
+
 type doerFunc func(Request) Outcome
 
 func (f doerFunc) Do(_ context.Context, r Request, _ time.Duration) Outcome { return f(r) }

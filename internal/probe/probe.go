@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -157,11 +158,13 @@ func (t *tree) refresh(ctx context.Context) bool {
 		return false
 	}
 	members := []*process.Process{rootProc}
-	for i := 0; t.walk && i < len(members); i++ {
-		kids, _ := members[i].ChildrenWithContext(ctx) // none is not an error here
-		for _, k := range kids {
-			if alive(k.Pid) {
-				members = append(members, k)
+	if t.walk {
+		kids := childrenByParent()
+		for i := 0; i < len(members); i++ {
+			for _, k := range kids[members[i].Pid] {
+				if kp, err := process.NewProcessWithContext(ctx, k); err == nil {
+					members = append(members, kp)
+				}
 			}
 		}
 	}
@@ -189,6 +192,41 @@ func (t *tree) diff(descendants []*process.Process) {
 			t.died(pid, name)
 		}
 	}
+}
+
+// childrenByParent reads every process's parent in one pass over /proc (gopsutil's Children
+// reads all of /proc once per member: 20 ms for a 7-process tree, on the client's CPU, long
+// enough to hold the client's pacers past their send times). Zombies are left out. It yields
+// now and then, so the probe's work never holds the client's one core for long.
+func childrenByParent() map[int32][]int32 {
+	kids := map[int32][]int32{}
+	dirs, _ := os.ReadDir("/proc")
+	for n, d := range dirs {
+		pid, err := strconv.ParseInt(d.Name(), 10, 32)
+		if err != nil {
+			continue
+		}
+		if n%16 == 0 {
+			runtime.Gosched()
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// state and parent follow the command, which is in parentheses and may hold anything
+		i := bytes.LastIndexByte(raw, ')')
+		if i < 0 {
+			continue
+		}
+		fields := bytes.Fields(raw[i+1:])
+		if len(fields) < 2 || string(fields[0]) == "Z" {
+			continue
+		}
+		if ppid, err := strconv.ParseInt(string(fields[1]), 10, 32); err == nil {
+			kids[int32(ppid)] = append(kids[int32(ppid)], int32(pid))
+		}
+	}
+	return kids
 }
 
 // alive says whether pid exists and is no zombie.
