@@ -309,7 +309,12 @@ func assertNoContenderLeft(t *testing.T) {
 // are not ours to count.
 func contenderProcs(t *testing.T, name string) []int {
 	t.Helper()
-	want := filepath.Join(mustAbs(t, "contenders"), name)
+	return procsIn(t, filepath.Join(mustAbs(t, "contenders"), name))
+}
+
+// procsIn lists the pids of processes whose working directory is dir or below it.
+func procsIn(t *testing.T, dir string) []int {
+	t.Helper()
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
@@ -318,7 +323,7 @@ func contenderProcs(t *testing.T, name string) []int {
 			continue
 		}
 		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err == nil && (cwd == want || strings.HasPrefix(cwd, want+"/") || (name == "" && strings.HasPrefix(cwd, want))) {
+		if err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
 			pids = append(pids, pid)
 		}
 	}
@@ -586,5 +591,26 @@ func TestStreamSlowConsumersStayBoundedWithBackpressure(t *testing.T) {
 	}
 	if off.Claims[0].Verdict == results.ClaimFails || off.Claims[0].Verdict == results.ClaimUntested {
 		t.Errorf("claim a: %+v", off.Claims[0])
+	}
+}
+
+// A contender beside its stack's minimal example, for real: both built, started with the same
+// settings and measured by wrk in alternating rounds. Asserted: both servers' rounds and the
+// ratio, and no process left; never a speed.
+func TestBenchFloorMeasuresAContenderBesideItsBaseline(t *testing.T) {
+	e2e(t)
+	log, code := arena(t, 5*time.Minute, "bench", "floor", "go-nethttp", "go-nethttp-hello",
+		"--duration", "2s", "--warmup", "2s", "--rounds", "1", "--connections", "8")
+	if code != 0 {
+		t.Fatalf("arena bench floor exited %d:\n%s", code, log)
+	}
+	for _, want := range []string{"| 1 | go-nethttp | ", "| 1 | go-nethttp-hello | ", "req/s, go-nethttp-hello ", "its stack's floor)"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("no %q in:\n%s", want, log)
+		}
+	}
+	assertNoContenderLeft(t)
+	if left := procsIn(t, mustAbs(t, "baselines")); len(left) > 0 {
+		t.Errorf("baseline processes left behind: %v", left)
 	}
 }

@@ -139,9 +139,15 @@ func (in *Instance) Tail() []string { return in.tail.Lines() }
 // WaitReady polls the readiness probe until it answers 200, the process exits, the
 // timeout passes or ctx ends.
 func (in *Instance) WaitReady(ctx context.Context, timeout time.Duration) error {
+	return in.WaitAnswer(ctx, ReadinessPath, timeout)
+}
+
+// WaitAnswer polls path until it answers 200: WaitReady for a server with no readiness
+// probe (a stack's minimal example, which serves only what it is measured on).
+func (in *Instance) WaitAnswer(ctx context.Context, path string, timeout time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(timeout)
-	url := "http://" + in.Addr() + ReadinessPath
+	url := "http://" + in.Addr() + path
 	for {
 		resp, err := client.Get(url)
 		if err == nil {
@@ -159,7 +165,7 @@ func (in *Instance) WaitReady(ctx context.Context, timeout time.Duration) error 
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s was not ready within %s (GET %s)", in.Manifest.Name, timeout, ReadinessPath)
+			return fmt.Errorf("%s was not ready within %s (GET %s)", in.Manifest.Name, timeout, path)
 		}
 	}
 }

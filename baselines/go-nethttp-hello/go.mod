@@ -1,0 +1,3 @@
+module arena/baselines/go-nethttp-hello
+
+go 1.26
