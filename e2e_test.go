@@ -600,11 +600,13 @@ func TestStreamSlowConsumersStayBoundedWithBackpressure(t *testing.T) {
 func TestBenchFloorMeasuresAContenderBesideItsBaseline(t *testing.T) {
 	e2e(t)
 	log, code := arena(t, 5*time.Minute, "bench", "floor", "go-nethttp", "go-nethttp-hello",
-		"--duration", "2s", "--warmup", "2s", "--rounds", "1", "--connections", "8")
+		"--duration", "2s", "--warmup", "2s", "--rounds", "1", "--connections", "8", "--profile")
 	if code != 0 {
 		t.Fatalf("arena bench floor exited %d:\n%s", code, log)
 	}
-	for _, want := range []string{"| 1 | go-nethttp | ", "| 1 | go-nethttp-hello | ", "req/s, go-nethttp-hello ", "its stack's floor)"} {
+	// go-nethttp serves pprof on PPROF_ADDR; the minimal example does not, and says so.
+	for _, want := range []string{"| 1 | go-nethttp | ", "| 1 | go-nethttp-hello | ", "req/s, go-nethttp-hello ", "its stack's floor)",
+		"- go-nethttp: pprof, ", "go-nethttp.folded", "- go-nethttp-hello: no profile (go-nethttp-hello does not honour PPROF_ADDR"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("no %q in:\n%s", want, log)
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/arena-lab/arena/internal/bench"
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/lab"
+	"github.com/arena-lab/arena/internal/profile"
+	"github.com/arena-lab/arena/internal/results"
 )
 
 // baselinesDir holds each stack's minimal example, one folder with a manifest each.
@@ -27,6 +29,7 @@ func newBenchFloorCmd() *cobra.Command {
 		duration time.Duration
 		warmup   time.Duration
 		rounds   int
+		profiled bool
 	)
 	cmd := &cobra.Command{
 		Use:   "floor <contender> <baseline>",
@@ -35,7 +38,11 @@ func newBenchFloorCmd() *cobra.Command {
 as the stack's own docs show it: nothing but the path), both pinned to --server-cpus with the
 same heap and settings, warms each with wrk, then alternates wrk rounds (one thread on
 --client-cpus, the same connections) between them. A contender below its stack's minimal
-example carries a cost its users would not ship; one above it is at the floor or better.`,
+example carries a cost its users would not ship; one above it is at the floor or better.
+
+With --profile, each server is profiled over the counted rounds with its stack's own
+profiler (as arena run --profile does), and the frames the contender spends more of its
+time in than the example does are listed: what it carries beyond the floor.`,
 		Example: "  arena bench floor go-nethttp go-nethttp-hello\n  arena bench floor vertx vertx-hello --path /instant --connections 64 --rounds 3",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -60,27 +67,49 @@ example carries a cost its users would not ship; one above it is at the floor or
 			if err := findJDKFor(l, []*contender.Manifest{ms[0], base}); err != nil {
 				return err
 			}
+			var profDir string
+			if profiled {
+				profDir = filepath.Join(l.Root, ".arena", "bench-profiles", time.Now().Format("20060102-150405")+"-"+ms[0].Name+"-"+base.Name)
+			}
 			var servers []bench.Server
+			var profs []*floorProfile
 			for _, s := range []struct {
 				m    *contender.Manifest
 				wait string
 			}{{ms[0], contender.ReadinessPath}, {base, path}} {
-				srv, stop, err := startFloorServer(cmd, l, s.m, s.wait)
+				fp := newFloorProfile(profDir, s.m, l.Settings.JDK)
+				srv, stop, err := startFloorServer(cmd, l, s.m, s.wait, fp.sess())
 				if err != nil {
 					return err
 				}
 				defer stop()
 				servers = append(servers, srv)
+				if fp != nil {
+					fp.stop = stop
+					profs = append(profs, fp)
+				}
 			}
 			if err := lab.PinSelf(l.ClientCPUs); err != nil {
 				return err
 			}
 			fmt.Fprintf(stderr, "bench floor: %s and %s on CPU %s, wrk on CPU %s\n", ms[0].Name, base.Name, lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs))
-			fl, err := bench.MeasureFloor(cmd.Context(), servers, path, conns, duration, warmup, rounds, lab.FormatCPUs(l.ClientCPUs))
+			plan := bench.FloorPlan{Path: path, Connections: conns, Round: duration, Warmup: warmup, Rounds: rounds,
+				ClientCPUs: lab.FormatCPUs(l.ClientCPUs)}
+			if profiled {
+				plan.Measured = func(begin bool) {
+					for _, fp := range profs {
+						fp.mark(begin)
+					}
+				}
+			}
+			fl, err := bench.MeasureFloor(cmd.Context(), servers, plan)
 			if err != nil {
 				return err
 			}
 			printFloor(stdout, ms[0].Name, base.Name, fl)
+			if profiled {
+				printCarried(stdout, profDir, profs)
+			}
 			return nil
 		},
 	}
@@ -91,6 +120,7 @@ example carries a cost its users would not ship; one above it is at the floor or
 	f.DurationVar(&duration, "duration", 10*time.Second, "length of each round")
 	f.IntVar(&rounds, "rounds", 2, "rounds per server, alternating")
 	f.DurationVar(&warmup, "warmup", 30*time.Second, "wrk load on each server before the rounds, not counted")
+	f.BoolVar(&profiled, "profile", false, "profile both servers over the counted rounds (under .arena/bench-profiles/) and list what the contender carries beyond the example")
 	return cmd
 }
 
@@ -111,17 +141,29 @@ func loadBaseline(root, name string) (*contender.Manifest, error) {
 	return contender.Load(dir)
 }
 
-// startFloorServer builds and starts m on the lab's server CPUs and waits until wait answers.
-func startFloorServer(cmd *cobra.Command, l *lab.Lab, m *contender.Manifest, wait string) (bench.Server, func(), error) {
+// startFloorServer builds and starts m on the lab's server CPUs (with prof's profiler when
+// there is one) and waits until wait answers.
+func startFloorServer(cmd *cobra.Command, l *lab.Lab, m *contender.Manifest, wait string, prof *profile.Session) (bench.Server, func(), error) {
 	if _, err := l.Builder().Build(cmd.Context(), m, false); err != nil {
 		return bench.Server{}, nil, err
 	}
 	logDir := filepath.Join(l.Root, ".arena", "bench-logs")
 	_ = os.MkdirAll(logDir, 0o755)
-	in, err := contender.Start(m, contender.StartOptions{Settings: l.Settings, CPUs: lab.FormatCPUs(l.ServerCPUs),
-		LogPath: filepath.Join(logDir, m.Name+".log")})
+	opts := contender.StartOptions{Settings: l.Settings, CPUs: lab.FormatCPUs(l.ServerCPUs),
+		LogPath: filepath.Join(logDir, m.Name+".log")}
+	if prof != nil {
+		vars, err := prof.Vars()
+		if err != nil {
+			return bench.Server{}, nil, err
+		}
+		opts.Vars, opts.Flags = vars, prof.Flags()
+	}
+	in, err := contender.Start(m, opts)
 	if err != nil {
 		return bench.Server{}, nil, err
+	}
+	if prof != nil {
+		prof.Signal = in.Signal
 	}
 	if err := in.WaitAnswer(cmd.Context(), wait, 2*time.Minute); err != nil {
 		in.Stop()
@@ -146,4 +188,99 @@ func printFloor(out io.Writer, name, base string, fl bench.Floor) {
 		verdict = "below its stack's floor"
 	}
 	fmt.Fprintf(out, "\n%s %.0f req/s, %s %.0f req/s: %.2f× (%s)\n", name, c, base, b, c/b, verdict)
+}
+
+// floorProfile is one server's profile over a floor's counted rounds, or why it has none.
+type floorProfile struct {
+	name    string
+	session *profile.Session
+	why     string
+	stop    func() // the server's stop: a JVM and Node write their recording on exit
+}
+
+// newFloorProfile is nil when dir is "" (no --profile).
+func newFloorProfile(dir string, m *contender.Manifest, jdk contender.JDK) *floorProfile {
+	if dir == "" {
+		return nil
+	}
+	fp := &floorProfile{name: m.Name}
+	tool, why := profile.ToolFor(m)
+	if tool == "" {
+		fp.why = why
+		return fp
+	}
+	s, err := profile.New(tool, dir, m.Name, jdk)
+	if err != nil {
+		fp.why = err.Error()
+		return fp
+	}
+	fp.session = s
+	return fp
+}
+
+func (fp *floorProfile) sess() *profile.Session {
+	if fp == nil {
+		return nil
+	}
+	return fp.session
+}
+
+func (fp *floorProfile) mark(begin bool) {
+	switch {
+	case fp.session == nil:
+	case begin:
+		fp.session.Begin()
+	default:
+		fp.session.End()
+	}
+}
+
+// fold stops the server and reads its profile's stacks.
+func (fp *floorProfile) fold(dir string) (results.Stacks, *results.Profile) {
+	if fp.session == nil {
+		return nil, &results.Profile{Error: fp.why}
+	}
+	fp.session.Wait()
+	fp.stop()
+	p := fp.session.Fold()
+	if p.Folded == "" {
+		return nil, p
+	}
+	stacks, err := profile.ReadFolded(filepath.Join(dir, p.Folded))
+	if err != nil {
+		p.Error = err.Error()
+	}
+	return stacks, p
+}
+
+// carriedRows is how many frames the comparison of two profiles lists.
+const carriedRows = 20
+
+// printCarried stops both servers, folds their profiles and lists the frames the contender
+// (the first) spends a larger share of its samples in than the example (the second).
+func printCarried(out io.Writer, dir string, profs []*floorProfile) {
+	stacks := make([]results.Stacks, len(profs))
+	fmt.Fprintf(out, "\n### Profiles over the counted rounds (%s)\n\n", dir)
+	for i, fp := range profs {
+		var p *results.Profile
+		stacks[i], p = fp.fold(dir)
+		if len(stacks[i]) == 0 {
+			fmt.Fprintf(out, "- %s: no profile (%s)\n", fp.name, p.Error)
+			continue
+		}
+		fmt.Fprintf(out, "- %s: %s, %d samples, %s\n", fp.name, p.Tool, stacks[i].Samples(), filepath.Join(dir, p.Folded))
+	}
+	if len(profs) == 2 && len(stacks[0]) > 0 && len(stacks[1]) > 0 {
+		printCarriedTable(out, profs[0].name, profs[1].name, stacks[0], stacks[1])
+	}
+}
+
+// printCarriedTable lists the frames a spends a larger share of its samples in than b does.
+func printCarriedTable(out io.Writer, a, b string, sa, sb results.Stacks) {
+	fmt.Fprintf(out, "\nWhat %s carries beyond %s: the frames with the largest excess share of its samples, in them or below\n", a, b)
+	fmt.Fprintln(out, "them (total); self is the share in the frame alone, small for a wrapper whose callees are the cost.")
+	fmt.Fprintf(out, "\n| frame | %s total %% | %s total %% | %s self %% | %s self %% |\n| --- | ---: | ---: | ---: | ---: |\n", a, b, a, b)
+	for _, s := range profile.Carried(sa, sb, carriedRows) {
+		fmt.Fprintf(out, "| %s | %.1f | %.1f | %.1f | %.1f |\n", s.Name, 100*s.A, 100*s.B, 100*s.SelfA, 100*s.SelfB)
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/arena-lab/arena/internal/bench"
 	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/results"
 )
 
 func TestBenchFloorRejectsBadInput(t *testing.T) {
@@ -96,5 +97,23 @@ vertx 31000 req/s, vertx-hello 41000 req/s: 0.76× (below its stack's floor)
 	printFloor(&out, "vertx", "vertx-hello", fl)
 	if !strings.Contains(out.String(), "0.96× (at or above its stack's floor)") {
 		t.Errorf("within 5 %%:\n%s", out.String())
+	}
+}
+
+func TestPrintCarriedTable(t *testing.T) {
+	var out bytes.Buffer
+	printCarriedTable(&out, "vertx", "vertx-hello",
+		results.Stacks{"run;loop;Router.handle;end": 3, "run;loop;epoll": 1},
+		results.Stacks{"run;loop;end": 3, "run;loop;epoll": 1})
+	want := `
+What vertx carries beyond vertx-hello: the frames with the largest excess share of its samples, in them or below
+them (total); self is the share in the frame alone, small for a wrapper whose callees are the cost.
+
+| frame | vertx total % | vertx-hello total % | vertx self % | vertx-hello self % |
+| --- | ---: | ---: | ---: | ---: |
+| Router.handle | 75.0 | 0.0 | 0.0 | 0.0 |
+`
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
 	}
 }

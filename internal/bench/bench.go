@@ -38,18 +38,21 @@ type Throughput struct {
 
 // Mean is the mean RPS of one client's rounds.
 func (t Throughput) Mean(client string) (rps, cpu float64) {
-	var n float64
-	for _, r := range t.Rounds {
-		if r.Client == client {
-			rps += r.RPS
-			cpu += r.ClientCPU
-			n++
+	return meanOf(t.Rounds, func(r Round) (bool, float64, float64) { return r.Client == client, r.RPS, r.ClientCPU })
+}
+
+// meanOf is the mean of the two figures pick gives for the rounds it keeps.
+func meanOf[R any](rounds []R, pick func(R) (keep bool, a, b float64)) (float64, float64) {
+	var sa, sb, n float64
+	for _, r := range rounds {
+		if keep, a, b := pick(r); keep {
+			sa, sb, n = sa+a, sb+b, n+1
 		}
 	}
 	if n == 0 {
 		return 0, 0
 	}
-	return rps / n, cpu / n
+	return sa / n, sb / n
 }
 
 // WrkPath finds wrk, with a hint on how to install it.

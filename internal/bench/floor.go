@@ -30,39 +30,46 @@ type Floor struct {
 
 // Mean is the mean requests/s and server CPU of one server's rounds.
 func (f Floor) Mean(server string) (rps, serverCPU float64) {
-	var n float64
-	for _, r := range f.Rounds {
-		if r.Server == server {
-			rps += r.RPS
-			serverCPU += r.ServerCPU
-			n++
-		}
-	}
-	if n == 0 {
-		return 0, 0
-	}
-	return rps / n, serverCPU / n
+	return meanOf(f.Rounds, func(r FloorRound) (bool, float64, float64) { return r.Server == server, r.RPS, r.ServerCPU })
+}
+
+// FloorPlan is how a floor is measured: each server warmed for Warmup, then Rounds rounds
+// of Round each, alternating, with wrk's one thread on ClientCPUs.
+type FloorPlan struct {
+	Path        string
+	Connections int
+	Round       time.Duration
+	Warmup      time.Duration
+	Rounds      int
+	ClientCPUs  string
+	// Measured, when set, is called as the first counted round starts (true) and as the last
+	// one ends (false): a profile's window, which leaves the warm-up out.
+	Measured func(begin bool)
 }
 
 // MeasureFloor warms each server with wrk, then alternates wrk rounds between them (one
 // thread, the same connections, the same client CPUs), so drift in the machine hits all
 // alike. The servers share their CPUs, each idle while another is measured.
-func MeasureFloor(ctx context.Context, servers []Server, path string, conns int, d, warmup time.Duration, rounds int, clientCPUs string) (Floor, error) {
+func MeasureFloor(ctx context.Context, servers []Server, p FloorPlan) (Floor, error) {
 	wrk, err := WrkPath()
 	if err != nil {
 		return Floor{}, err
 	}
-	res := Floor{Path: path, Connections: conns, Seconds: d.Seconds()}
-	if warmup > 0 {
+	res := Floor{Path: p.Path, Connections: p.Connections, Seconds: p.Round.Seconds()}
+	if p.Warmup > 0 {
 		for _, s := range servers {
-			if _, err := runWrk(ctx, wrk, s.Addr, path, conns, warmup, clientCPUs, s.Pid); err != nil {
+			if _, err := runWrk(ctx, wrk, s.Addr, p.Path, p.Connections, p.Warmup, p.ClientCPUs, s.Pid); err != nil {
 				return res, fmt.Errorf("%s: %w", s.Name, err)
 			}
 		}
 	}
-	for i := 0; i < rounds; i++ {
+	if p.Measured != nil {
+		p.Measured(true)
+		defer p.Measured(false)
+	}
+	for i := 0; i < p.Rounds; i++ {
 		for _, s := range servers {
-			r, err := runWrk(ctx, wrk, s.Addr, path, conns, d, clientCPUs, s.Pid)
+			r, err := runWrk(ctx, wrk, s.Addr, p.Path, p.Connections, p.Round, p.ClientCPUs, s.Pid)
 			if err != nil {
 				return res, fmt.Errorf("%s: %w", s.Name, err)
 			}

@@ -63,7 +63,37 @@ func (s Stacks) Samples() int64 {
 // Top is the n frames with the most self samples, with their totals (a frame counted once
 // per stack, however often it recurs in it).
 func (s Stacks) Top(n int) []Frame {
-	self, total := map[string]int64{}, map[string]int64{}
+	self, total := s.counts()
+	out := make([]Frame, 0, len(self))
+	for name, v := range self {
+		out = append(out, Frame{Name: name, Self: v, Total: total[name]})
+	}
+	sortFrames(out)
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// Shares are every frame's shares (0..1) of the samples: in it (self), and in it or below it
+// (total).
+func (s Stacks) Shares() (self, total map[string]float64) {
+	cs, ct := s.counts()
+	all := float64(s.Samples())
+	self, total = make(map[string]float64, len(cs)), make(map[string]float64, len(ct))
+	for name, v := range cs {
+		self[name] = float64(v) / all
+	}
+	for name, v := range ct {
+		total[name] = float64(v) / all
+	}
+	return self, total
+}
+
+// counts are each frame's samples of its own (self) and in it or below it (total, a frame
+// counted once per stack however often it recurs in it).
+func (s Stacks) counts() (self, total map[string]int64) {
+	self, total = map[string]int64{}, map[string]int64{}
 	for stack, v := range s {
 		frames := strings.Split(stack, ";")
 		self[frames[len(frames)-1]] += v
@@ -75,15 +105,7 @@ func (s Stacks) Top(n int) []Frame {
 			}
 		}
 	}
-	out := make([]Frame, 0, len(self))
-	for name, v := range self {
-		out = append(out, Frame{Name: name, Self: v, Total: total[name]})
-	}
-	sortFrames(out)
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
+	return self, total
 }
 
 func sortFrames(fs []Frame) {
