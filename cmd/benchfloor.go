@@ -152,11 +152,9 @@ func startFloorServer(cmd *cobra.Command, l *lab.Lab, m *contender.Manifest, wai
 	opts := contender.StartOptions{Settings: l.Settings, CPUs: lab.FormatCPUs(l.ServerCPUs),
 		LogPath: filepath.Join(logDir, m.Name+".log")}
 	if prof != nil {
-		vars, err := prof.Vars()
-		if err != nil {
+		if err := prof.Apply(&opts); err != nil {
 			return bench.Server{}, nil, err
 		}
-		opts.Vars, opts.Flags = vars, prof.Flags()
 	}
 	in, err := contender.Start(m, opts)
 	if err != nil {
@@ -194,8 +192,8 @@ func printFloor(out io.Writer, name, base string, fl bench.Floor) {
 type floorProfile struct {
 	name    string
 	session *profile.Session
-	why     string
-	stop    func() // the server's stop: a JVM and Node write their recording on exit
+	none    *results.Profile // why there is no session
+	stop    func()           // the server's stop: a JVM and Node write their recording on exit
 }
 
 // newFloorProfile is nil when dir is "" (no --profile).
@@ -204,17 +202,7 @@ func newFloorProfile(dir string, m *contender.Manifest, jdk contender.JDK) *floo
 		return nil
 	}
 	fp := &floorProfile{name: m.Name}
-	tool, why := profile.ToolFor(m)
-	if tool == "" {
-		fp.why = why
-		return fp
-	}
-	s, err := profile.New(tool, dir, m.Name, jdk)
-	if err != nil {
-		fp.why = err.Error()
-		return fp
-	}
-	fp.session = s
+	fp.session, fp.none = profile.Open(m, dir, m.Name, jdk)
 	return fp
 }
 
@@ -235,22 +223,15 @@ func (fp *floorProfile) mark(begin bool) {
 	}
 }
 
-// fold stops the server and reads its profile's stacks.
-func (fp *floorProfile) fold(dir string) (results.Stacks, *results.Profile) {
+// fold stops the server and reads its profile.
+func (fp *floorProfile) fold() (results.Stacks, *results.Profile) {
 	if fp.session == nil {
-		return nil, &results.Profile{Error: fp.why}
+		return nil, fp.none
 	}
 	fp.session.Wait()
 	fp.stop()
 	p := fp.session.Fold()
-	if p.Folded == "" {
-		return nil, p
-	}
-	stacks, err := profile.ReadFolded(filepath.Join(dir, p.Folded))
-	if err != nil {
-		p.Error = err.Error()
-	}
-	return stacks, p
+	return fp.session.Stacks(), p
 }
 
 // carriedRows is how many frames the comparison of two profiles lists.
@@ -263,7 +244,7 @@ func printCarried(out io.Writer, dir string, profs []*floorProfile) {
 	fmt.Fprintf(out, "\n### Profiles over the counted rounds (%s)\n\n", dir)
 	for i, fp := range profs {
 		var p *results.Profile
-		stacks[i], p = fp.fold(dir)
+		stacks[i], p = fp.fold()
 		if len(stacks[i]) == 0 {
 			fmt.Fprintf(out, "- %s: no profile (%s)\n", fp.name, p.Error)
 			continue

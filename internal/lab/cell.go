@@ -3,7 +3,6 @@ package lab
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,16 +150,11 @@ func (c cellPlan) profiler(dir string, jdk contender.JDK) (*profile.Session, *re
 	if !c.profile {
 		return nil, nil
 	}
-	tool, why := profile.ToolFor(c.m)
-	if tool == "" {
-		return nil, &results.Profile{Error: why}
+	s, why := profile.Open(c.m, dir, c.base(), jdk)
+	if s != nil {
+		s.WithClient = true
 	}
-	s, err := profile.New(tool, dir, c.base(), jdk)
-	if err != nil {
-		return nil, &results.Profile{Tool: tool, Error: err.Error()}
-	}
-	s.WithClient = true
-	return s, nil
+	return s, why
 }
 
 // vars are the level's contract variables the contender honours: one it ignores is not
@@ -211,14 +205,10 @@ func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars 
 		Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Port: port, Vars: vars, LogPath: c.file(dir, "logs", "log"),
 	}
 	if prof != nil {
-		pv, err := prof.Vars()
-		if err != nil {
+		if err := prof.Apply(&opts); err != nil {
 			srv.stopDownstream()
 			return nil, &startError{results.Outcome{Status: results.OutcomeError, Detail: "profile: " + err.Error()}}
 		}
-		opts.Vars = maps.Clone(vars) // the profiler's variables are no contract variable of the cell
-		maps.Copy(opts.Vars, pv)
-		opts.Flags = prof.Flags()
 	}
 	in, err := contender.Start(c.m, opts)
 	if err != nil {

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"cmp"
-	"os"
 	"slices"
 	"strings"
 
@@ -40,14 +39,4 @@ func Carried(a, b results.Stacks, n int) []Share {
 		out = out[:n]
 	}
 	return out
-}
-
-// ReadFolded reads collapsed stacks as Fold writes them ("root;…;leaf count" lines).
-func ReadFolded(path string) (results.Stacks, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	stacks, _, err := parseFolded(b)
-	return stacks, err
 }

@@ -2,8 +2,6 @@ package profile
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/arena-lab/arena/internal/results"
@@ -44,21 +42,6 @@ func TestSharesCountARecurringFrameOnce(t *testing.T) {
 	self, tot := s.Shares()
 	if tot["f"] != 0.75 || tot["main"] != 1 || tot["h"] != 0.25 || self["f"] != 0.75 || self["g"] != 0 || self["main"] != 0 {
 		t.Errorf("Shares = %v, %v", self, tot)
-	}
-}
-
-func TestReadFoldedReadsWhatFoldWrites(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.folded")
-	in := results.Stacks{"main;a": 2, "main;b c": 5}
-	if err := writeFolded(path, in); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ReadFolded(path)
-	if err != nil || len(out) != 2 || out["main;a"] != 2 || out["main;b c"] != 5 {
-		t.Errorf("ReadFolded = %v, %v; want %v", out, err, in)
-	}
-	if _, err := ReadFolded(filepath.Join(t.TempDir(), "none")); !os.IsNotExist(err) {
-		t.Errorf("a missing file: %v, want not-exist", err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	rpprof "runtime/pprof"
@@ -77,6 +78,7 @@ type Session struct {
 	jdk  contender.JDK
 
 	from, to time.Time // the load's window, which the JVM's samples are cut to
+	stacks   results.Stacks
 	pprof    *pprofReader
 	// client is arena's own CPU profile over the same load (runtime/pprof): the load
 	// engine's cost beside the server's; clientErr says why there is none.
@@ -84,6 +86,20 @@ type Session struct {
 	clientOn  bool
 	clientErr error
 	signalErr error
+}
+
+// Open prepares m's session with its runtime's profiler for the cell or server named base,
+// or returns a profile that says why m has none.
+func Open(m *contender.Manifest, dir, base string, jdk contender.JDK) (*Session, *results.Profile) {
+	tool, why := ToolFor(m)
+	if tool == "" {
+		return nil, &results.Profile{Error: why}
+	}
+	s, err := New(tool, dir, base, jdk)
+	if err != nil {
+		return nil, &results.Profile{Tool: tool, Error: err.Error()}
+	}
+	return s, nil
 }
 
 // New prepares a session of tool for the cell named base, writing under dir/profiles.
@@ -140,6 +156,23 @@ func (s *Session) Flags() []string {
 	case V8:
 		return []string{"--require=" + s.path(".v8/profiler.cjs")}
 	}
+	return nil
+}
+
+// Apply adds the profiler's runtime flags and variables to a start's options; its Vars are
+// copied first, as the profiler's variables are no contract variable of the caller's.
+func (s *Session) Apply(opts *contender.StartOptions) error {
+	pv, err := s.Vars()
+	if err != nil {
+		return err
+	}
+	vars := maps.Clone(opts.Vars)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	maps.Copy(vars, pv)
+	opts.Vars = vars
+	opts.Flags = append(opts.Flags, s.Flags()...)
 	return nil
 }
 
@@ -247,7 +280,13 @@ func (s *Session) Fold() *results.Profile {
 		p.File = s.rel(s.path(".pb.gz"))
 		stacks, err = s.pprof.fold(s.path(".pb.gz"))
 	}
+	s.stacks = stacks
 	return s.finish(p, stacks, err, ".folded")
+}
+
+// Stacks are the contender's samples inside the load as Fold read them (nil before Fold).
+func (s *Session) Stacks() results.Stacks {
+	return s.stacks
 }
 
 // finish writes the stacks to the folded file named by ext and fills p from them.
