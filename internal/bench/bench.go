@@ -25,6 +25,16 @@ type Round struct {
 	ClientCPU float64 // the client's own CPU, % of one core
 	ServerCPU float64 // the server's, % of one core
 	P99ms     float64 // the client's own p99 (wrk's is its closed-loop latency)
+	Timeouts  int     // wrk's requests unanswered within its 2 s
+}
+
+// counted refuses a counted round in which requests timed out: its requests/s is a server
+// stalling, not its throughput. A warm-up may have them (a JVM still compiling).
+func counted(r Round, err error) (Round, error) {
+	if err == nil && r.Timeouts > 0 {
+		return r, fmt.Errorf("wrk saw %d requests time out (2 s) in a counted round: the target is not healthy", r.Timeouts)
+	}
+	return r, err
 }
 
 // Throughput is the engine-versus-wrk comparison.
@@ -84,7 +94,7 @@ func CompareWithWrk(ctx context.Context, addr, path string, serverPid int, conns
 	for i := 0; i < rounds; i++ {
 		r := runEngine(ctx, addr, path, serverPid, conns, d)
 		res.Rounds = append(res.Rounds, r)
-		w, err := runWrk(ctx, wrk, addr, path, conns, d, clientCPUs, serverPid)
+		w, err := counted(runWrk(ctx, wrk, addr, path, conns, d, clientCPUs, serverPid))
 		if err != nil {
 			return res, err
 		}
@@ -116,6 +126,8 @@ var (
 	wrkRPS  = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
 	wrkP99  = regexp.MustCompile(`(?m)^\s+99%\s+([0-9.]+)(us|ms|s)`)
 	wrkNon2 = regexp.MustCompile(`Non-2xx or 3xx responses:\s+(\d+)`)
+	// wrk's own request timeout is 2 s unless --timeout says otherwise.
+	wrkTimeouts = regexp.MustCompile(`Socket errors:.*timeout (\d+)`)
 )
 
 func runWrk(ctx context.Context, wrk, addr, path string, conns int, d time.Duration, cpus string, serverPid int) (Round, error) {
@@ -135,16 +147,33 @@ func runWrk(ctx context.Context, wrk, addr, path string, conns int, d time.Durat
 	if err != nil {
 		return Round{}, fmt.Errorf("wrk: %v\n%s", err, out.String())
 	}
-	m := wrkRPS.FindStringSubmatch(out.String())
-	if m == nil {
-		return Round{}, fmt.Errorf("wrk printed no Requests/sec:\n%s", out.String())
+	r, err := wrkRound(out.String())
+	if err != nil {
+		return Round{}, err
 	}
-	if n := wrkNon2.FindStringSubmatch(out.String()); n != nil {
+	r.ClientCPU, r.ServerCPU = client.CPUPctMean, server.CPUPctMean
+	return r, nil
+}
+
+// wrkRound reads wrk's report. A round that completed no request, or got an answer other
+// than 2xx/3xx, measured a server that is not serving, not its throughput.
+func wrkRound(out string) (Round, error) {
+	m := wrkRPS.FindStringSubmatch(out)
+	if m == nil {
+		return Round{}, fmt.Errorf("wrk printed no Requests/sec:\n%s", out)
+	}
+	if n := wrkNon2.FindStringSubmatch(out); n != nil {
 		return Round{}, fmt.Errorf("wrk saw %s non-2xx responses: the target is not healthy", n[1])
 	}
 	rps, _ := strconv.ParseFloat(m[1], 64)
-	r := Round{Client: "wrk", RPS: rps, ClientCPU: client.CPUPctMean, ServerCPU: server.CPUPctMean}
-	if p := wrkP99.FindStringSubmatch(out.String()); p != nil {
+	if rps == 0 {
+		return Round{}, fmt.Errorf("wrk completed no request: the target is not serving\n%s", out)
+	}
+	r := Round{Client: "wrk", RPS: rps}
+	if t := wrkTimeouts.FindStringSubmatch(out); t != nil {
+		r.Timeouts, _ = strconv.Atoi(t[1])
+	}
+	if p := wrkP99.FindStringSubmatch(out); p != nil {
 		v, _ := strconv.ParseFloat(p[1], 64)
 		r.P99ms = v * map[string]float64{"us": 0.001, "ms": 1, "s": 1000}[p[2]]
 	}

@@ -69,7 +69,7 @@ func MeasureFloor(ctx context.Context, servers []Server, p FloorPlan) (Floor, er
 	}
 	for i := 0; i < p.Rounds; i++ {
 		for _, s := range servers {
-			r, err := runWrk(ctx, wrk, s.Addr, p.Path, p.Connections, p.Round, p.ClientCPUs, s.Pid)
+			r, err := counted(runWrk(ctx, wrk, s.Addr, p.Path, p.Connections, p.Round, p.ClientCPUs, s.Pid))
 			if err != nil {
 				return res, fmt.Errorf("%s: %w", s.Name, err)
 			}

@@ -358,10 +358,7 @@ func (l *Lab) record(cell *results.Cell, c cellPlan, m measurement) error {
 		cell.Downstream = &ds
 	}
 	d := c.level.Load.Describe()
-	over := m.elapsed
-	if d.Paced {
-		over = d.Duration // a paced load's throughput is over its schedule, not its drain
-	}
+	over := throughputSpan(d, m.figures, m.elapsed)
 	for _, t := range m.tags {
 		cell.Tags = append(cell.Tags, tagRecord(t, over))
 	}
@@ -429,6 +426,19 @@ func exitOutcome(in *contender.Instance, status, detail string) results.Outcome 
 		o.ExitCode, o.Signal = code, sig
 	}
 	return o
+}
+
+// throughputSpan is the time a load's responses per second count over: the whole drive for
+// a closed loop; the schedule for a paced one, not its drain; and for a measurement after a
+// warm-up, what the measured loop took, its drain included.
+func throughputSpan(d load.Description, figures results.Figures, elapsed time.Duration) time.Duration {
+	if sp, ok := figures.(load.Spanned); ok && sp.Span() > 0 {
+		return sp.Span()
+	}
+	if d.Paced {
+		return d.Duration
+	}
+	return elapsed
 }
 
 func tagRecord(t load.TagResult, over time.Duration) results.Tag {

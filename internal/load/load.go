@@ -41,6 +41,13 @@ type Description struct {
 	// (0 where it has none); Expected is how long it should take in all, for the ETA.
 	Duration, Timeout, Expected time.Duration
 	// Paced: the load's throughput is counted over Duration (its schedule, or its timed
-	// measurement after a warm-up of its own), not over the whole drive.
+	// measurement after a warm-up of its own), not over the whole drive; over its figures'
+	// Span instead, when they have one.
 	Paced bool
+}
+
+// Spanned figures know the span their load's throughput counts over, once it ran: a timed
+// measurement after a warm-up, from its first request to its last response.
+type Spanned interface {
+	Span() time.Duration
 }

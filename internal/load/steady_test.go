@@ -132,3 +132,32 @@ func TestSteadyStopsWhenCancelled(t *testing.T) {
 		t.Error("a cancelled warm-up settled")
 	}
 }
+
+// A server whose answers take longer than the measurement: the loop stops sending at Measure
+// and waits for what is in flight, and its throughput is the responses over that whole span.
+// Over Measure alone, 4 connections answered every 150 ms in a 100-ms measurement would read
+// as 40 a second where the server gives about 27.
+func TestSteadySpanCoversTheDrain(t *testing.T) {
+	s := steadyOf(100 * time.Millisecond)
+	s.Agree, s.MaxWarmup, s.Measure = 1, time.Millisecond, 100*time.Millisecond
+	doer := doerFunc(func(Request) Outcome {
+		time.Sleep(150 * time.Millisecond)
+		return Outcome{Status: 200}
+	})
+	rec := NewRecorder(time.Now(), nil)
+	figs, err := s.Run(context.Background(), Target{HTTP: doer}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := figs.(SteadyFigures)
+	if span := f.Span(); span < 150*time.Millisecond || span > time.Second {
+		t.Fatalf("span %s; want the 150-ms answers in flight at the end included", span)
+	}
+	done := rec.Results()[0].Completed
+	if done != 4 {
+		t.Fatalf("completed %d; want one answer per connection", done)
+	}
+	if rate := float64(done) / f.Span().Seconds(); rate > 4/0.15*1.05 {
+		t.Errorf("%.1f responses/s over the span; the server gives at most %.1f", rate, 4/0.15)
+	}
+}

@@ -48,8 +48,11 @@ func TestSharesCountARecurringFrameOnce(t *testing.T) {
 // Two JVMs name the same lambda's class at different addresses; folded, they are one frame.
 func TestParseFoldedNamesLambdasAlikeInEveryJVM(t *testing.T) {
 	s, _, err := parseFolded([]byte("run;StaticHandlerImpl$$Lambda.0x000000001f24c8a0.handle 3\n" +
-		"run;StaticHandlerImpl$$Lambda/0x00007f00aa01.handle 2\nrun;Plain.handle 1\n"))
-	if err != nil || len(s) != 2 || s["run;StaticHandlerImpl$$Lambda.handle"] != 5 || s["run;Plain.handle"] != 1 {
+		"run;StaticHandlerImpl$$Lambda/0x00007f00aa01.handle 2\nrun;Plain.handle 1\n" +
+		"run;java.lang.invoke.LambdaForm$MH.0x00000000815fa400.invoke 4\n" +
+		"run;java.lang.invoke.LambdaForm$MH.0x0000000036305400.invoke 1\n"))
+	if err != nil || len(s) != 3 || s["run;StaticHandlerImpl$$Lambda.handle"] != 5 || s["run;Plain.handle"] != 1 ||
+		s["run;java.lang.invoke.LambdaForm$MH.invoke"] != 5 {
 		t.Errorf("parseFolded = %v, %v", s, err)
 	}
 }

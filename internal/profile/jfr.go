@@ -50,10 +50,12 @@ func foldJFR(jdk contender.JDK, recording string, from, to time.Time) (results.S
 	return parseFolded(out)
 }
 
-// hiddenClass is the address in a JVM lambda's class name (Foo$$Lambda.0x000000001f24c8a0,
-// Foo$$Lambda/0x…), which differs from one JVM to the next: without it the same frame has the
-// same name in every profile, so repeats merge and two profiles compare frame by frame.
-var hiddenClass = regexp.MustCompile(`(\$\$Lambda)[./]0x[0-9a-f]+`)
+// hiddenClass is the address in the name of a hidden class the JVM spins at run time: a
+// lambda's (Foo$$Lambda.0x000000001f24c8a0, Foo$$Lambda/0x…) or a method handle's
+// (LambdaForm$MH.0x00000000815fa400), which differs from one JVM to the next: without it the
+// same frame has the same name in every profile, so repeats merge and two profiles compare
+// frame by frame.
+var hiddenClass = regexp.MustCompile(`(\$\$Lambda|LambdaForm\$[A-Za-z]+)[./]0x[0-9a-f]+`)
 
 // parseFolded reads "stack count" lines, and Fold.java's "# outside N" trailer.
 func parseFolded(out []byte) (results.Stacks, int64, error) {

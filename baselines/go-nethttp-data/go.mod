@@ -1,0 +1,3 @@
+module arena/baselines/go-nethttp-data
+
+go 1.26
