@@ -35,7 +35,7 @@ func newBenchFloorCmd() *cobra.Command {
 		Use:   "floor <contender> <baseline>",
 		Short: "Measure a contender beside its stack's minimal example (baselines/): the floor it must not fall below",
 		Long: `Builds and starts the contender and one of baselines/ (its stack's minimal example, written
-as the stack's own docs show it: nothing but the path), both pinned to --server-cpus with the
+as the stack's own docs show it: nothing but the path and what it needs), both pinned to --server-cpus with the
 same heap and settings, warms each with wrk, then alternates wrk rounds (one thread on
 --client-cpus, the same connections) between them. A contender below its stack's minimal
 example carries a cost its users would not ship; one above it is at the floor or better.

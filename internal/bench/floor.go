@@ -20,7 +20,7 @@ type FloorRound struct {
 }
 
 // Floor is a contender beside its stack's minimal example: what the stack reaches with
-// nothing but the path, the floor the contender's own figure must not fall below.
+// nothing but the path and what it needs, the floor the contender's own figure must not fall below.
 type Floor struct {
 	Path        string
 	Connections int
