@@ -163,6 +163,20 @@ func TestNoFlagNamesAnAddress(t *testing.T) {
 		"only":         "names of scenarios and parts",
 		"resume":       "a reproduction's folder to read",
 		"markdown":     "a file for the findings",
+		// Multi-host runs (issue 13): control traffic goes to agents; load goes only to the
+		// contender, which listens on this host (checkLocalAddress binds the address first).
+		"listen":         "the agent's own listening address; it sends load only where a coordinator's job says, the coordinator's contender",
+		"name":           "the agent's name in the results",
+		"agent-addrs":    "control connections to arena agents of this very build (refused otherwise); their load goes to the contender on server-address",
+		"server-address": "must be an address of this host: checkLocalAddress binds it before any agent is asked anything",
+		"hosts":          "ssh destinations of the user's own client hosts, and a server address that must be this host's (checkLocalAddress)",
+		// arena k8s manifests writes YAML and sends nothing.
+		"image":       "an image reference written into the manifests",
+		"load-image":  "an image reference written into the manifests",
+		"namespace":   "a Kubernetes namespace written into the manifests",
+		"run-id":      "a label value written into the manifests",
+		"agent-node":  "node-selector labels written into the manifests",
+		"server-node": "node-selector labels written into the manifests",
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -24,6 +24,7 @@ import (
 func newRunCmd() *cobra.Command {
 	var (
 		lf         labFlags
+		af         agentFlags
 		contenders []string
 		levels     []string
 		preset     string
@@ -54,7 +55,9 @@ arena reproduce runs all five studies.`,
   arena run isolation --contenders spring-mvc,spring-webflux --quick
   arena run isolation --preset default --repeat 3 --duration 30s
   arena run sleep --contenders spring-mvc --levels sleep-c200 --quick --repeat 5 --env WORKER_THREADS=11
-  arena run downstream --quick --profile --contenders spring-webflux,vertx`,
+  arena run downstream --quick --profile --contenders spring-webflux,vertx
+  arena run sleep --quick --levels sleep-c200 --agents 3
+  arena run sleep --quick --agent-addrs 10.0.0.2:7600,10.0.0.3:7600 --server-address 10.0.0.1`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := firstLookDefaults(cmd, args, &contenders, &quick)
@@ -93,6 +96,12 @@ arena reproduce runs all five studies.`,
 				return err
 			}
 			l.Hurry = hurryOf(cmd.Context())
+			agents, stopAgents, err := af.open(cmd.Context(), l, stderr)
+			if err != nil {
+				return err
+			}
+			defer stopAgents()
+			l.Agents = agents
 			if runsDir == "" {
 				runsDir = filepath.Join(l.Root, "runs")
 			}
@@ -101,6 +110,9 @@ arena reproduce runs all five studies.`,
 			}
 			fmt.Fprintf(stderr, "arena run %s: %d contender(s), contenders on CPU %s, client on CPU %s, heap %d MiB\n",
 				sc.Name(), len(ms), lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs), lf.heapMB)
+			if l.Agents != nil {
+				fmt.Fprintf(stderr, "arena run %s: %s\n", sc.Name(), describeAgents(l.Agents))
+			}
 			run, dir, runErr := l.Run(cmd.Context(), lab.RunOptions{
 				Scenario: sc, Options: opts, Contenders: ms, Levels: levels, Repeat: repeat, Rebuild: rebuild, Reverify: reverify,
 				Port: port, RunsDir: runsDir, Command: os.Args, Env: env, Profile: profile,
@@ -128,6 +140,7 @@ arena reproduce runs all five studies.`,
 		},
 	}
 	lf.register(cmd)
+	af.register(cmd)
 	f := cmd.Flags()
 	f.StringSliceVar(&contenders, "contenders", nil, "contenders to run, comma-separated (default: all; see arena list)")
 	f.StringVar(&preset, "preset", "", "the scenario's preset (see arena list; default: the study's own)")

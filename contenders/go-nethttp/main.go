@@ -234,7 +234,13 @@ func main() {
 		servePprof(addr)
 	}
 	srv := &http.Server{Handler: closeAfterChunked(s.mux), ReadHeaderTimeout: 10 * time.Second}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	// BIND_ADDRESS moves the listener off loopback only when load agents on other hosts
+	// must reach it (a multi-host run); the contract's default is 127.0.0.1.
+	host := os.Getenv("BIND_ADDRESS")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		log.Fatalf("cannot listen: %v", err)
 	}

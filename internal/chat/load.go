@@ -39,6 +39,50 @@ type Load struct {
 	JoinWait time.Duration
 	Linger   time.Duration // how long after the last send a member waits for the rest
 	Grace    time.Duration // how long it reads on once it has them all (0: DefaultGrace)
+	// Part and Parts: this load is share Part of Parts, and runs the rooms r ≡ Part (mod
+	// Parts) only, whole: a room's latency is measured on one clock. Parts 0 is the whole.
+	Part, Parts int
+}
+
+var _ load.Divisible = Load{}
+
+// mine says whether room r is this share's.
+func (l Load) mine(r int) bool { return l.Parts <= 1 || r%l.Parts == l.Part }
+
+// rooms is how many rooms this share runs.
+func (l Load) rooms() (n int) {
+	for r := 0; r < l.Rooms; r++ {
+		if l.mine(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// Share deals whole rooms out, room r to share r mod n: a room is never split, so a share
+// beyond the rooms has none and its agent stands idle.
+func (l Load) Share(i, n int) (load.Load, error) {
+	out := l
+	out.Part, out.Parts = i, n
+	return out, nil
+}
+
+// Join adds the shares' members and faults; cut short when any share was.
+func (Load) Join(raw []json.RawMessage) (results.Figures, error) {
+	out := &Figures{}
+	for k, r := range raw {
+		var f Figures
+		if err := json.Unmarshal(r, &f); err != nil {
+			return nil, fmt.Errorf("share %d's chat figures: %w", k, err)
+		}
+		out.Members += f.Members
+		out.Lost += f.Lost
+		out.Duplicated += f.Duplicated
+		out.Reordered += f.Reordered
+		out.Leaked += f.Leaked
+		out.CutShort = out.CutShort || f.CutShort
+	}
+	return out, nil
 }
 
 func (l Load) grace() time.Duration {
@@ -50,7 +94,7 @@ func (l Load) grace() time.Duration {
 
 // Deliveries is how many deliveries the load should see.
 func (l Load) Deliveries() int64 {
-	return int64(l.Rooms) * int64(l.Users) * int64(l.Users) * int64(l.Messages)
+	return int64(l.rooms()) * int64(l.Users) * int64(l.Users) * int64(l.Messages)
 }
 
 // Run drives the load against the target and returns what the members found wrong in the
@@ -58,12 +102,18 @@ func (l Load) Deliveries() int64 {
 // transport failures during the run are counted in rec.
 func (l Load) Run(ctx context.Context, target load.Target, rec *load.Recorder) (results.Figures, error) {
 	addr := target.Addr
+	if l.rooms() == 0 {
+		return &Figures{}, nil // a share beyond the rooms
+	}
 	rec.Schedule(l.Tag, l.Deliveries())
-	members := make([]*loadMember, 0, l.Rooms*l.Users)
+	members := make([]*loadMember, 0, l.rooms()*l.Users)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	dials := make(chan struct{}, 64) // connects at a pace the server's accept queue takes
 	for r := 0; r < l.Rooms; r++ {
+		if !l.mine(r) {
+			continue
+		}
 		for u := 0; u < l.Users; u++ {
 			wg.Add(1)
 			go func(r, u int) {

@@ -101,7 +101,20 @@ func Start(m *Manifest, opts StartOptions) (*Instance, error) {
 func (in *Instance) Pid() int { return in.cmd.Process.Pid }
 
 // Addr is host:port.
-func (in *Instance) Addr() string { return "127.0.0.1:" + strconv.Itoa(in.Port) }
+func (in *Instance) Addr() string { return net.JoinHostPort(in.Host(), strconv.Itoa(in.Port)) }
+
+// BindAddress is the contract variable that moves a contender off loopback, set only when
+// load agents on other hosts must reach it (arena run --hosts, --agent-addrs).
+const BindAddress = "BIND_ADDRESS"
+
+// Host is the address the contender listens on: BIND_ADDRESS when it was given one, else
+// the contract's 127.0.0.1.
+func (in *Instance) Host() string {
+	if h := in.Env[BindAddress]; h != "" {
+		return h
+	}
+	return "127.0.0.1"
+}
 
 // Exited is closed when the contender's main process has ended.
 func (in *Instance) Exited() <-chan struct{} { return in.exited }

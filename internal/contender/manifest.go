@@ -39,7 +39,7 @@ var Runtimes = []string{"java", "node", "go"}
 var Features = []string{"chat", "stream"}
 
 // Knobs are the contract's variables a contender may honour.
-var Knobs = []string{"WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR"}
+var Knobs = []string{"WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "BIND_ADDRESS"}
 
 // Manifest is a contender's contender.toml.
 type Manifest struct {

@@ -23,7 +23,7 @@ func (s Settings) JavaOpts() string {
 var inheritedButUnfair = []string{
 	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS", "JAVA_HOME",
 	"NODE_OPTIONS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC",
-	"PORT", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "ARENA_V8_PROFILE_DIR",
+	"PORT", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "BIND_ADDRESS", "ARENA_V8_PROFILE_DIR",
 }
 
 // Env is the environment a contender is built and started with: the machine's, less

@@ -193,6 +193,9 @@ type startError struct{ outcome results.Outcome }
 // and waits until it is ready. On error the contender, if it started, is already stopped.
 func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars map[string]string, prof *profile.Session) (*cellServer, *startError) {
 	srv := &cellServer{}
+	if l.Agents != nil && l.Agents.ServerAddress != "" {
+		vars[contender.BindAddress] = l.Agents.ServerAddress // agents on other hosts must reach it
+	}
 	if c.level.Downstream != nil {
 		ds, err := StartDownstream(l.ClientCPUs, c.level.Downstream.Delay, c.file(dir, "logs", "downstream.log"))
 		if err != nil {
@@ -244,8 +247,11 @@ func (l *Lab) warm(ctx context.Context, c cellPlan, srv *cellServer) bool {
 		return !exited(srv.in)
 	}
 	l.Progress.Step("warm-up")
+	if l.Agents != nil {
+		l.warmAgents(ctx, c, srv)
+	}
 	for _, w := range c.level.Warmup {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || l.Agents != nil {
 			break
 		}
 		_, _ = w.Run(ctx, srv.target(), load.NewRecorder(time.Now(), nil)) // a warm-up that cannot run shows in the load after it
@@ -286,7 +292,11 @@ type measurement struct {
 	// silent: the watchdog found it silent for longer than its limit, since silentSince.
 	silentSince time.Time
 	silent      bool
-	hurried     bool // the lab killed it at a second Ctrl-C: its death is none of its own
+	hurried     bool                 // the lab killed it at a second Ctrl-C: its death is none of its own
+	agents      []results.AgentShare // each load agent's own figures, when agents drove the load
+	// agentSpan is how long the agents' load took, from their agreed start to the last
+	// share's end: the load's length, without the lead before the start.
+	agentSpan time.Duration
 	// cpus are what the server's and the client's CPUs spent, read as the load began and ended.
 	cpusBefore, cpusAfter cpuShares
 }
@@ -327,7 +337,11 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 		prof.Signal = srv.in.Signal
 		prof.Begin()
 	}
-	m.figures, m.err = c.level.Load.Run(ctx, srv.target(), rec)
+	if l.Agents != nil {
+		m.figures, m.err = l.driveAgents(ctx, c, srv, &m, sink)
+	} else {
+		m.figures, m.err = c.level.Load.Run(ctx, srv.target(), rec)
+	}
 	if prof != nil {
 		prof.End()
 		defer prof.Wait() // pprof's last read may take a second more: after every figure is taken
@@ -342,14 +356,20 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 	if dsProbe != nil {
 		m.ds = dsProbe.Stop()
 	}
-	m.tags = rec.Results()
+	if l.Agents == nil {
+		m.tags = rec.Results()
+	}
 	return m
 }
 
 // record writes what the drive measured into the cell: latency per tag, resources, the
 // load's own figures, and whether the client may have set the pace.
 func (l *Lab) record(cell *results.Cell, c cellPlan, m measurement) error {
-	cell.Seconds = m.elapsed.Seconds()
+	elapsed := m.elapsed
+	if m.agentSpan > 0 {
+		elapsed = m.agentSpan
+	}
+	cell.Seconds = elapsed.Seconds()
 	cell.Hlog, cell.HlogError = m.hlog, m.hlogError
 	cell.Server = resources(m.server, l.ServerCPUs)
 	cell.Client = resources(m.client, l.ClientCPUs)
@@ -358,7 +378,7 @@ func (l *Lab) record(cell *results.Cell, c cellPlan, m measurement) error {
 		cell.Downstream = &ds
 	}
 	d := c.level.Load.Describe()
-	over := throughputSpan(d, m.figures, m.elapsed)
+	over := throughputSpan(d, m.figures, elapsed)
 	for _, t := range m.tags {
 		cell.Tags = append(cell.Tags, tagRecord(t, over))
 	}
@@ -366,6 +386,13 @@ func (l *Lab) record(cell *results.Cell, c cellPlan, m measurement) error {
 	serverShared, clientBusy := sharedWhy(cell.Interference, l.ServerCPUs, l.ClientCPUs)
 	cell.SharedCPU, cell.SharedCPUWhy = serverShared != "", serverShared
 	cell.ClientBound, cell.ClientBoundWhy = clientBound(*cell, d, len(l.ClientCPUs))
+	cell.Agents = m.agents
+	for _, a := range m.agents { // a cell is client-bound if any of its agents was
+		if a.ClientBound {
+			cell.ClientBound = true
+			cell.ClientBoundWhy = strings.TrimPrefix(cell.ClientBoundWhy+"; agent "+a.Name+": "+a.ClientBoundWhy, "; ")
+		}
+	}
 	if clientBusy != "" {
 		cell.ClientBound = true
 		cell.ClientBoundWhy = strings.TrimPrefix(cell.ClientBoundWhy+"; "+clientBusy, "; ")

@@ -29,6 +29,14 @@ type Lab struct {
 	// is killed at once instead of given its grace after SIGTERM, and the run saves what it
 	// has. nil: never.
 	Hurry <-chan struct{}
+	// Agents, when set, drive every load from load agents instead of this process (arena
+	// run --agents, --agent-addrs, --hosts): each level's load is dealt out among them and
+	// their shares are merged exactly. nil: this process drives, as it always has.
+	Agents *Agents
+	// scenario and options are the run's, for the agents' jobs: each agent plans the level
+	// itself from them.
+	scenario string
+	options  scenario.Options
 }
 
 // RunOptions are one run's choices.
@@ -71,6 +79,12 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 		return nil, "", err
 	}
 	plan = plan.WithEnv(o.Env)
+	if l.Agents != nil {
+		if err := splittable(l.Agents.Fleet, plan.Levels); err != nil {
+			return nil, "", err
+		}
+		l.scenario, l.options = o.Scenario.Name(), o.Options
+	}
 	if o.Repeat < 1 {
 		o.Repeat = 1
 	}
@@ -96,6 +110,10 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 		},
 		Env:   Environment(l.Root, l.Settings, l.ServerCPUs, l.ClientCPUs),
 		Cells: kept,
+	}
+	if l.Agents != nil {
+		topo := l.Agents.Topology
+		run.Env.Topology = &topo
 	}
 	if o.Resume != nil {
 		run.Command = o.Resume.Command
@@ -162,6 +180,8 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 		switch feature := c.level.Feature(); {
 		case feature != "" && !c.m.Has(feature):
 			cell = c.notRun(results.OutcomeUnsupported, fmt.Sprintf("%s does not implement %q (see its README): not measured", c.m.Name, feature))
+		case l.unreachable(c.m) != "":
+			cell = c.notRun(results.OutcomeUnsupported, l.unreachable(c.m))
 		case broken[c.m.Name+"\x00"+c.level.Group]:
 			cell = c.notRun(results.OutcomeSkipped, "a lower level of "+c.level.Group+" already broke")
 		default:

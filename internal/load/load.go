@@ -28,6 +28,17 @@ type Target struct {
 	// HTTP sends the plain requests of open and closed loops over a pool the lab keeps
 	// across a cell's warm-up and load.
 	HTTP Doer
+	// Start is when the load is to begin, agreed among the agents that share it: an open
+	// loop's schedule counts from it, a closed loop's time bound too. Zero: at once.
+	Start time.Time
+}
+
+// StartOf is the target's agreed start, or now when none was agreed.
+func (t Target) StartOf() time.Time {
+	if t.Start.IsZero() {
+		return time.Now()
+	}
+	return t.Start
 }
 
 // Description is a load as the plan and the ETA see it.

@@ -54,7 +54,7 @@ func (o OpenLoop) Run(ctx context.Context, target Target, rec *Recorder) (result
 	// The schedule begins with the load, not with the recorder's clock: the cell starts that
 	// clock before setting up its probes, and a schedule counted from there would send its
 	// first hits late (CI saw one late hit per stream, ~10 ms, flag a cell client-bound).
-	start := time.Now()
+	start := target.StartOf()
 	for _, s := range o.Streams {
 		rec.Schedule(s.Tag, HitsWithin(s.Pacer, o.Duration))
 	}

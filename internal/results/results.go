@@ -138,6 +138,8 @@ type Environment struct {
 	JavaOpts    string   `json:"java_opts,omitempty"`
 	ArenaRev    string   `json:"arena_rev,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
+	// Topology is set when the load ran from load agents rather than from this process.
+	Topology *Topology `json:"topology,omitempty"`
 }
 
 // Contender is what the run knew of a contender: its manifest and its build.
@@ -207,6 +209,55 @@ type Cell struct {
 	// ClientProfile the client's own (arena) over the same load.
 	Profile       *Profile `json:"profile,omitempty"`
 	ClientProfile *Profile `json:"client_profile,omitempty"`
+	// Agents are the load agents that drove the cell, when the run spread its load over
+	// several (arena run --agents, --hosts): each one's own figures beside the merged ones.
+	// Tags and Client above are then their exact merge and the coordinator's own process.
+	Agents []AgentShare `json:"agents,omitempty"`
+}
+
+// AgentShare is one load agent's part of a cell: where it ran, how far its clock was from
+// the coordinator's, and what it measured on its own. A cell is client-bound when any
+// agent was.
+type AgentShare struct {
+	Name        string  `json:"name"`
+	Host        string  `json:"host"`
+	Addr        string  `json:"addr"` // where the coordinator reached it; "in-process" for the lab's own
+	CPUs        string  `json:"cpus"`
+	OffsetMs    float64 `json:"clock_offset_ms"` // its clock minus the coordinator's
+	RTTMs       float64 `json:"clock_rtt_ms"`    // the round trip the offset was measured over
+	BeganLateMs float64 `json:"began_late_ms"`   // after the agreed start, on its clock
+	// Tags are its own counters and latency per tag, before the merge.
+	Tags           []AgentTag `json:"tags"`
+	Client         Usage      `json:"client"` // its own process over the load
+	ClientBound    bool       `json:"client_bound"`
+	ClientBoundWhy string     `json:"client_bound_why,omitempty"`
+}
+
+// AgentTag is one agent's figures for one tag.
+type AgentTag struct {
+	Tag       string  `json:"tag"`
+	Sent      int64   `json:"sent"`
+	Completed int64   `json:"completed"`
+	Late      int64   `json:"late"`
+	P50       float64 `json:"p50_ms"`
+	P99       float64 `json:"p99_ms"`
+	Max       float64 `json:"max_ms"`
+}
+
+// Topology is where a multi-host run ran: the contender's host and CPUs, and each load
+// agent's. A one-machine run has none (Environment's CPUs say it all).
+type Topology struct {
+	Launcher string     `json:"launcher"` // "agents" (given addresses), "ssh", "kubernetes", "in-process"
+	Server   TopoHost   `json:"server"`
+	Agents   []TopoHost `json:"agents"`
+}
+
+// TopoHost is one host of a topology.
+type TopoHost struct {
+	Name string `json:"name"`
+	Host string `json:"host"`
+	Addr string `json:"addr,omitempty"`
+	CPUs string `json:"cpus"`
 }
 
 // Delivery faults: one vocabulary for every load that checks what it was sent.

@@ -67,7 +67,7 @@ func dynamic(k string) bool {
 	case "2xx", "3xx", "4xx", "5xx", "other", "timeout", "refused", "reset", "closed",
 		"missing", "duplicated", "out-of-order", "connect", // chat delivery faults
 		"malformed", // stream delivery faults
-		"WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "PORT":
+		"WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "BIND_ADDRESS", "PORT":
 		return true
 	}
 	return false

@@ -1,0 +1,79 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arena-lab/arena/internal/agent"
+	"github.com/arena-lab/arena/scenarios"
+)
+
+func newAgentCmd() *cobra.Command {
+	var (
+		listen        string
+		name          string
+		exitWithStdin bool
+	)
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Serve as a load agent for a coordinator on another host (arena run --agent-addrs, --hosts, --kubernetes)",
+		Long: `Runs this host's share of a run's load when a coordinator asks: the coordinator
+(the arena run the user typed) plans the level, and every agent plans it again from the same
+options, takes its share (hits k ≡ i mod N of an open loop's schedule, its part of a closed
+loop's connections, whole chat rooms), begins at the start they agreed on, and answers with
+its histograms, its timeline windows and its own CPU. The coordinator adds them exactly.
+
+It speaks HTTP + JSON, protocol ` + fmt.Sprint(agent.Protocol) + ` (docs/distributed.md), and answers only a coordinator
+of the same arena build. Pin it with taskset to the CPUs it may use; it reports them.
+With --exit-with-stdin it ends when its standard input closes: how an agent started over
+SSH dies with its session.`,
+		Example: `  taskset -c 0 arena agent --listen 10.0.0.2:7600
+  arena run sleep --agent-addrs 10.0.0.2:7600,10.0.0.3:7600 --levels sleep-c800`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, _, err := net.SplitHostPort(listen); err != nil {
+				return fmt.Errorf("--listen %q: give host:port, e.g. 0.0.0.0:%d", listen, agent.DefaultPort)
+			}
+			self := agent.Self(name)
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("--listen %s: %w", listen, err)
+			}
+			srv := &http.Server{Handler: (&agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find)}).Handler(),
+				ReadHeaderTimeout: 10 * time.Second}
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			if exitWithStdin {
+				go func() {
+					_, _ = io.Copy(io.Discard, cmd.InOrStdin())
+					cancel()
+				}()
+			}
+			go func() {
+				<-ctx.Done()
+				sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer scancel()
+				_ = srv.Shutdown(sctx) // a job in flight ends with its coordinator's request
+				_ = srv.Close()
+			}()
+			fmt.Fprintf(cmd.OutOrStdout(), "arena agent %s listening on %s\n", self.Version, ln.Addr())
+			fmt.Fprintf(cmd.ErrOrStderr(), "arena agent %s: protocol %d, pid %d, CPUs %s\n", self.Name, agent.Protocol, self.Pid, self.CPUs)
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", fmt.Sprintf("127.0.0.1:%d", agent.DefaultPort), "host:port to listen on (the coordinator must reach it)")
+	f.StringVar(&name, "name", "", "this agent's name in the results (default: the host name)")
+	f.BoolVar(&exitWithStdin, "exit-with-stdin", false, "exit when standard input closes (an agent started over SSH)")
+	return cmd
+}

@@ -1,0 +1,78 @@
+package cmd
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arena-lab/arena/internal/k8s"
+)
+
+func newK8sCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "k8s",
+		Short: "Place arena's agents on a Kubernetes cluster",
+		Long: `arena's agents on Kubernetes: the server agent as a Pod, the load agents as one Indexed
+Job, every container with whole CPUs whose requests equal their limits (Guaranteed QoS:
+exclusive cores on nodes with the static CPU manager policy), the load agents kept off
+the server's node. See docs/distributed.md.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newK8sManifestsCmd())
+	return cmd
+}
+
+// k8sFlags are the settings of the objects placed on the cluster.
+type k8sFlags struct {
+	o k8s.Options
+}
+
+func (f *k8sFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.IntVar(&f.o.Agents, "agents", 1, "load agents (one pod each)")
+	fl.StringVar(&f.o.Image, "image", "", "the agents' image, built from deploy/Dockerfile (required), e.g. registry.example/arena:dev")
+	fl.StringVar(&f.o.LoadImage, "load-image", "", "the load agents' image when it is another, e.g. one built by ko (default: --image)")
+	fl.StringVar(&f.o.Namespace, "namespace", k8s.DefaultNamespace, "namespace of the run's objects (it must exist)")
+	fl.StringVar(&f.o.RunID, "run-id", "", "labels (arena.dev/run) and names the objects (default: the time, e.g. 20261125-101500)")
+	fl.IntVar(&f.o.ServerCPUs, "server-cores", k8s.DefaultServerCPUs, "whole cores for the server agent and its contender (requests = limits)")
+	fl.IntVar(&f.o.AgentCPUs, "agent-cores", k8s.DefaultAgentCPUs, "whole cores for each load agent (requests = limits)")
+	fl.IntVar(&f.o.ServerMemoryMiB, "server-memory", k8s.DefaultServerMemoryMiB, "MiB for the server agent, its contender and the contender's build")
+	fl.IntVar(&f.o.AgentMemoryMiB, "agent-memory", k8s.DefaultAgentMemoryMiB, "MiB for each load agent")
+	fl.IntVar(&f.o.Port, "port", k8s.DefaultPort, "the agents' port")
+	fl.StringToStringVar(&f.o.ServerNodeSelector, "server-node", nil, "node labels the server's node must have, e.g. arena.dev/pool=server")
+	fl.StringToStringVar(&f.o.AgentNodeSelector, "agent-node", nil, "node labels the load agents' nodes must have, e.g. arena.dev/pool=load")
+}
+
+// options are the flags' options, with a run id from the clock when none was given.
+func (f *k8sFlags) options(now time.Time) k8s.Options {
+	o := f.o
+	if o.RunID == "" {
+		o.RunID = now.UTC().Format("20060102-150405")
+	}
+	return o.WithDefaults()
+}
+
+func newK8sManifestsCmd() *cobra.Command {
+	var f k8sFlags
+	cmd := &cobra.Command{
+		Use:   "manifests",
+		Short: "Write the Kubernetes objects of a run as YAML, to read or to kubectl apply",
+		Long: `Writes to stdout the objects arena's Kubernetes launcher creates for a run: the server
+agent's Pod and the load agents' Indexed Job, labelled arena.dev/run=<run id>. Nothing is
+sent to a cluster.`,
+		Example: `  arena k8s manifests --agents 4 --image registry.example/arena:dev > lab.yaml
+  kubectl create namespace arena && kubectl apply -f lab.yaml
+  kubectl get pods -n arena -l arena.dev/run -o wide`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			y, err := k8s.YAML(f.options(time.Now()))
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(y)
+			return err
+		},
+	}
+	f.register(cmd)
+	return cmd
+}

@@ -1,0 +1,156 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/arena-lab/arena/internal/load"
+	"github.com/arena-lab/arena/internal/probe"
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// A Resolver finds the load a job names: the scenario planned with the job's options, the
+// level, its load or warm-up. cmd/agent.go gives the scenarios' registry; tests give loads.
+type Resolver func(Job) (load.Load, error)
+
+// probePeriod samples the agent's own CPU as the lab samples its client.
+const probePeriod = 250 * time.Millisecond
+
+// RunJob runs job's share of its load: it waits for the agreed start (refusing the job when
+// it is already later than Slack), drives the target with the windows of the timeline on
+// the agreed clock, and returns what it measured. Both the HTTP agent and the in-process one
+// run jobs here, so a share is measured the same way wherever it runs.
+func RunJob(ctx context.Context, job Job, resolve Resolver, self Hello) (*Share, error) {
+	ld, err := resolve(job)
+	if err != nil {
+		return nil, err
+	}
+	share, err := load.ShareOf(ld, job.Part, job.Parts)
+	if err != nil {
+		return nil, err
+	}
+	interval := job.Interval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	start := job.Start.Add(job.Offset) // the agreed start on this agent's clock
+	if wait := time.Until(start); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	late := time.Since(start)
+	if late > job.Slack {
+		return nil, fmt.Errorf("agent %s could begin only %s after the agreed start (slack %s): the level is aborted rather than its schedule shifted",
+			self.Name, late.Round(time.Microsecond), job.Slack)
+	}
+	sink := &windowSink{start: start, interval: interval}
+	rec := load.NewRecorder(start, sink)
+	doer := load.NewHTTPDoer(job.Target, 0)
+	defer doer.CloseIdle()
+	me := probe.StartAlone(os.Getpid(), start, probePeriod)
+	stopRotate := rotateAligned(rec, sink, start, interval)
+	figs, runErr := share.Run(ctx, load.Target{Addr: job.Target, HTTP: doer, Start: start}, rec)
+	stopRotate()
+	out := &Share{Agent: self, BeganLate: late, Elapsed: time.Since(start), Client: me.Stop()}
+	if runErr != nil {
+		out.Err = runErr.Error()
+	}
+	for _, t := range rec.Results() {
+		st := ShareTag{TagStats: t.TagStats, Windows: sink.of(t.Tag)}
+		if len(st.Windows) == len(t.Timeline) { // one timeline window per sink call, in order
+			for i := range st.Windows {
+				st.Windows[i].Errors = t.Timeline[i].Errors
+			}
+		}
+		if st.Response, err = results.EncodeHist(t.Response); err != nil {
+			return nil, err
+		}
+		if st.Service, err = results.EncodeHist(t.Service); err != nil {
+			return nil, err
+		}
+		out.Tags = append(out.Tags, st)
+	}
+	if figs != nil {
+		out.FiguresKind = figs.Kind()
+		if out.Figures, err = json.Marshal(figs); err != nil {
+			return nil, fmt.Errorf("figures %s: %w", figs.Kind(), err)
+		}
+	}
+	return out, nil
+}
+
+// rotateAligned closes the recorder's windows at start + k·interval, the same instants on
+// every agent, and once more when stopped.
+func rotateAligned(rec *load.Recorder, sink *windowSink, start time.Time, interval time.Duration) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTimer(time.Hour)
+		defer t.Stop()
+		for k := 0; ; k++ {
+			end := start.Add(time.Duration(k+1) * interval)
+			t.Reset(time.Until(end))
+			select {
+			case <-t.C:
+				sink.at(k, end)
+				_ = rec.Rotate(end) // a sink error loses a window, never the load
+			case <-done:
+				now := time.Now()
+				sink.at(k, now)
+				_ = rec.Rotate(now)
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// windowSink keeps each window's histogram, encoded, under the index the rotation gives it.
+type windowSink struct {
+	start    time.Time
+	interval time.Duration
+	mu       sync.Mutex
+	k        int
+	end      time.Time
+	windows  map[string][]ShareWindow
+}
+
+func (s *windowSink) at(k int, end time.Time) {
+	s.mu.Lock()
+	s.k, s.end = k, end
+	s.mu.Unlock()
+}
+
+// Interval keeps one tag's closed window. Rotate calls it once per tag with the window's
+// histogram; its errors are counted from the timeline the recorder keeps beside it.
+func (s *windowSink) Interval(tag string, h *hdrhistogram.Histogram) error {
+	enc, err := results.EncodeHist(h)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.windows == nil {
+		s.windows = map[string][]ShareWindow{}
+	}
+	s.windows[tag] = append(s.windows[tag], ShareWindow{K: s.k, EndS: s.end.Sub(s.start).Seconds(), Hist: enc})
+	return nil
+}
+
+// of is tag's windows.
+func (s *windowSink) of(tag string) []ShareWindow {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ShareWindow(nil), s.windows[tag]...)
+}

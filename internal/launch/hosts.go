@@ -1,0 +1,375 @@
+// Package launch reads the hosts file of a multi-host run and starts the load agents on the
+// client hosts over SSH: it copies the arena binary there, starts `arena agent` pinned with
+// taskset, and on stop leaves nothing of its own behind.
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// DefaultPort is where an agent listens when its client entry names no port (the agent's
+// own default).
+const DefaultPort = 7600
+
+// Hosts is a parsed hosts file: the contender's host and the load agents' hosts.
+type Hosts struct {
+	Path      string       // the file, as given
+	SSHConfig string       // absolute path of the ssh_config for every ssh and scp call, or ""
+	Server    ServerHost   // where the contender runs
+	Clients   []ClientHost // where the load agents run, in file order
+}
+
+// ServerHost is where the contender runs.
+type ServerHost struct {
+	Name    string // for the report
+	Address string // where the agents reach the contender; the contender binds it
+	CPUs    string // taskset list for the contender
+	SSH     string // ssh destination; empty means the coordinator's own host
+}
+
+// ClientHost is where one load agent runs.
+type ClientHost struct {
+	Name    string // the agent's name, for logs and the report
+	SSH     string // ssh destination: [user@]host, or a Host of the ssh_config
+	Address string // where the agent listens and the coordinator dials it
+	CPUs    string // taskset list the agent is pinned to
+	Port    int    // the agent's port
+}
+
+// Addr is host:port where the coordinator reaches this client's agent.
+func (c ClientHost) Addr() string { return net.JoinHostPort(c.Address, strconv.Itoa(c.Port)) }
+
+// SSHArgs are the base arguments of every ssh and scp call for these hosts: ["-F", config]
+// when the file names an ssh_config, else none.
+func (h *Hosts) SSHArgs() []string {
+	if h.SSHConfig == "" {
+		return nil
+	}
+	return []string{"-F", h.SSHConfig}
+}
+
+// fileHosts is the file's shape; pointers tell a missing port from a zero one.
+type fileHosts struct {
+	SSHConfig string `toml:"ssh_config"`
+	Server    *struct {
+		Name    string `toml:"name"`
+		Address string `toml:"address"`
+		CPUs    string `toml:"cpus"`
+		SSH     string `toml:"ssh"`
+	} `toml:"server"`
+	Client []struct {
+		Name    string `toml:"name"`
+		SSH     string `toml:"ssh"`
+		Address string `toml:"address"`
+		CPUs    string `toml:"cpus"`
+		Port    *int   `toml:"port"`
+	} `toml:"client"`
+}
+
+// lookupHost resolves a host name; tests replace it so that they never query DNS.
+var lookupHost = func(name string) ([]string, error) {
+	return net.DefaultResolver.LookupHost(context.Background(), name)
+}
+
+// ParseHosts reads and checks a hosts file. Its errors name the file, the line when it can
+// be found, the entry and the field, and say what a valid value looks like.
+func ParseHosts(path string) (*Hosts, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("hosts file: %w", err)
+	}
+	var f fileHosts
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	lines := keyLines(string(data))
+	at := func(section string, index int, key string) string {
+		if n, ok := lines[lineKey{section, index, key}]; ok {
+			return fmt.Sprintf("%s:%d", path, n)
+		}
+		if n, ok := lines[lineKey{section, index, ""}]; ok {
+			return fmt.Sprintf("%s:%d", path, n)
+		}
+		return path
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		section, index, key := "", 0, k.String()
+		if len(k) > 1 {
+			section, key = k[0], k[len(k)-1]
+			if section == "client" {
+				index = -1 // not known from the key: the line search below finds the first
+			}
+		}
+		where, first := path, 0
+		for lk, n := range lines {
+			if lk.section == section && lk.key == key && (index < 0 || lk.index == index) && (first == 0 || n < first) {
+				first = n
+				where = fmt.Sprintf("%s:%d", path, n)
+			}
+		}
+		return nil, fmt.Errorf("%s: unknown field %q: a hosts file has ssh_config, [server] with name, address, cpus, ssh, and [[client]] entries with name, ssh, address, cpus, port", where, k.String())
+	}
+
+	h := &Hosts{Path: path}
+	if f.SSHConfig != "" {
+		cfg := f.SSHConfig
+		if strings.HasPrefix(cfg, "~/") {
+			if home, err := os.UserHomeDir(); err == nil {
+				cfg = filepath.Join(home, cfg[2:])
+			}
+		}
+		if !filepath.IsAbs(cfg) {
+			cfg = filepath.Join(filepath.Dir(path), cfg)
+		}
+		if cfg, err = filepath.Abs(cfg); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(cfg); err != nil {
+			return nil, fmt.Errorf("%s: ssh_config %q: %v: give a path to an existing ssh_config, relative to the hosts file", at("", 0, "ssh_config"), f.SSHConfig, err)
+		}
+		h.SSHConfig = cfg
+	}
+
+	if f.Server == nil {
+		return nil, fmt.Errorf("%s: no [server] table: name the contender's host with its address and cpus", path)
+	}
+	s := f.Server
+	h.Server = ServerHost{Name: s.Name, Address: s.Address, CPUs: s.CPUs, SSH: s.SSH}
+	if h.Server.Name == "" {
+		h.Server.Name = "server"
+	}
+	check := func(where, entry, field, value string, fn func(string) error) error {
+		if err := fn(value); err != nil {
+			return fmt.Errorf("%s: %s: %s %q: %v", where, entry, field, value, err)
+		}
+		return nil
+	}
+	if err := checkName(h.Server.Name); err != nil {
+		return nil, fmt.Errorf("%s: [server]: name %q: %v", at("server", 0, "name"), h.Server.Name, err)
+	}
+	if err := check(at("server", 0, "address"), "[server]", "address", s.Address, checkAddress); err != nil {
+		return nil, err
+	}
+	if err := check(at("server", 0, "cpus"), "[server]", "cpus", s.CPUs, checkCPUList); err != nil {
+		return nil, err
+	}
+	if s.SSH != "" {
+		if err := check(at("server", 0, "ssh"), "[server]", "ssh", s.SSH, checkDestination); err != nil {
+			return nil, err
+		}
+	}
+
+	if len(f.Client) == 0 {
+		return nil, fmt.Errorf("%s: no [[client]] entry: name at least one load host with ssh, address and cpus", path)
+	}
+	names := map[string]string{h.Server.Name: "[server]"}
+	addrs := map[string]string{}
+	for i, c := range f.Client {
+		entry := fmt.Sprintf("[[client]] %d", i+1)
+		ch := ClientHost{Name: c.Name, SSH: c.SSH, Address: c.Address, CPUs: c.CPUs, Port: DefaultPort}
+		if ch.Name == "" { // the destination's host part
+			ch.Name = ch.SSH[strings.LastIndex(ch.SSH, "@")+1:]
+		}
+		if ch.Name != "" {
+			entry += fmt.Sprintf(" (%s)", ch.Name)
+		}
+		if c.SSH == "" {
+			return nil, fmt.Errorf("%s: %s: no ssh destination: give ssh = \"[user@]host\" or a Host of the ssh_config", at("client", i, "ssh"), entry)
+		}
+		if err := check(at("client", i, "ssh"), entry, "ssh", c.SSH, checkDestination); err != nil {
+			return nil, err
+		}
+		if err := checkName(ch.Name); err != nil {
+			return nil, fmt.Errorf("%s: %s: name %q: %v", at("client", i, "name"), entry, ch.Name, err)
+		}
+		if prev, dup := names[ch.Name]; dup {
+			return nil, fmt.Errorf("%s: %s: name %q is also %s's: give every host its own name", at("client", i, "name"), entry, ch.Name, prev)
+		}
+		names[ch.Name] = entry
+		if err := check(at("client", i, "address"), entry, "address", c.Address, checkAddress); err != nil {
+			return nil, err
+		}
+		if err := check(at("client", i, "cpus"), entry, "cpus", c.CPUs, checkCPUList); err != nil {
+			return nil, err
+		}
+		if c.Port != nil {
+			if *c.Port < 1 || *c.Port > 65535 {
+				return nil, fmt.Errorf("%s: %s: port %d: give a TCP port from 1 to 65535 (default %d)", at("client", i, "port"), entry, *c.Port, DefaultPort)
+			}
+			ch.Port = *c.Port
+		}
+		if prev, dup := addrs[ch.Addr()]; dup {
+			return nil, fmt.Errorf("%s: %s: %s is also %s's: two agents cannot listen on one address and port", at("client", i, "port"), entry, ch.Addr(), prev)
+		}
+		addrs[ch.Addr()] = entry
+		h.Clients = append(h.Clients, ch)
+	}
+	return h, nil
+}
+
+// WriteHosts writes h as a hosts file that ParseHosts reads back: what a test, or a tool
+// that makes its hosts, hands to `arena run --hosts`. SSHConfig is written as given.
+func WriteHosts(path string, h *Hosts) error {
+	type server struct {
+		Name    string `toml:"name"`
+		Address string `toml:"address"`
+		CPUs    string `toml:"cpus"`
+		SSH     string `toml:"ssh,omitempty"`
+	}
+	type client struct {
+		Name    string `toml:"name"`
+		SSH     string `toml:"ssh"`
+		Address string `toml:"address"`
+		CPUs    string `toml:"cpus"`
+		Port    int    `toml:"port,omitzero"`
+	}
+	out := struct {
+		SSHConfig string   `toml:"ssh_config,omitempty"`
+		Server    server   `toml:"server"`
+		Client    []client `toml:"client"`
+	}{SSHConfig: h.SSHConfig, Server: server(h.Server)}
+	for _, c := range h.Clients {
+		out.Client = append(out.Client, client(c))
+	}
+	var b strings.Builder
+	if err := toml.NewEncoder(&b).Encode(out); err != nil {
+		return fmt.Errorf("hosts file: %w", err)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+func checkName(n string) error {
+	if !namePattern.MatchString(n) {
+		return errors.New("use letters, digits, '.', '_' or '-', at most 63, starting with a letter or digit")
+	}
+	return nil
+}
+
+// checkAddress takes any IP address, or a host name that resolves: real clusters have real
+// addresses, but a typo should fail here rather than as an agent that never answers.
+func checkAddress(a string) error {
+	if a == "" {
+		return errors.New("missing: give the host's IP address or a resolvable name")
+	}
+	if net.ParseIP(a) != nil {
+		return nil
+	}
+	if strings.ContainsAny(a, " :/[]") {
+		return errors.New("not an IP address or host name (give no port or brackets; a client's port goes in port)")
+	}
+	addrs, err := lookupHost(a)
+	if err != nil || len(addrs) == 0 {
+		return fmt.Errorf("does not resolve (%v): give an IP address or a name this machine resolves", err)
+	}
+	return nil
+}
+
+var cpuPart = regexp.MustCompile(`^([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?$`)
+
+// checkCPUList checks the syntax of a taskset CPU list ("0", "0-3", "0-1,4", "0-7:2"). The
+// CPUs themselves are the remote host's, so they cannot be checked here; taskset refuses
+// those the host lacks when the agent starts.
+func checkCPUList(list string) error {
+	const want = "give a taskset CPU list like 0, 0-1 or 0-1,3"
+	if list == "" {
+		return errors.New("missing: " + want)
+	}
+	for _, part := range strings.Split(list, ",") {
+		m := cpuPart.FindStringSubmatch(strings.TrimSpace(part))
+		if m == nil {
+			return fmt.Errorf("%q is no CPU number or range: %s", part, want)
+		}
+		lo, err1 := strconv.Atoi(m[1])
+		hi, err2 := lo, error(nil)
+		if m[2] != "" {
+			hi, err2 = strconv.Atoi(m[2])
+		}
+		if err1 != nil || err2 != nil || hi < lo || lo > 8191 || hi > 8191 {
+			return fmt.Errorf("%q is no CPU range: %s", part, want)
+		}
+		if m[3] != "" {
+			if s, err := strconv.Atoi(m[3]); err != nil || s < 1 {
+				return fmt.Errorf("%q has no valid stride: %s", part, want)
+			}
+		}
+	}
+	return nil
+}
+
+// checkDestination refuses what ssh would read as an option or what our quoting does not
+// carry: an ssh destination is [user@]host or a Host alias.
+func checkDestination(d string) error {
+	if strings.HasPrefix(d, "-") || strings.ContainsAny(d, " \t\n'\"`$;&|<>()\\") {
+		return errors.New("not an ssh destination: give [user@]host or a Host of the ssh_config")
+	}
+	return nil
+}
+
+// lineKey locates a key: section "" for top level, "server", or "client" with its index.
+type lineKey struct {
+	section string
+	index   int
+	key     string // "" for the table header itself
+}
+
+// keyLines finds on which line each key of the file is, for error messages: the TOML
+// decoder keeps no positions of values. It reads the plain layout hosts files use (one
+// key per line under [server] and [[client]] headers); keys it misses get no line number.
+func keyLines(data string) map[lineKey]int {
+	out := map[lineKey]int{}
+	section, index := "", 0
+	clients := -1
+	for i, line := range strings.Split(data, "\n") {
+		l := strings.TrimSpace(line)
+		if c := strings.Index(l, "#"); c == 0 {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(l, "[["):
+			name := strings.TrimSpace(strings.Trim(l[:strings.Index(l+"]]", "]]")], "[ "))
+			section = name
+			if name == "client" {
+				clients++
+				index = clients
+			} else {
+				index = 0
+			}
+			out[lineKey{section, index, ""}] = i + 1
+		case strings.HasPrefix(l, "["):
+			end := strings.Index(l, "]")
+			if end < 0 {
+				continue
+			}
+			section, index = strings.TrimSpace(l[1:end]), 0
+			out[lineKey{section, index, ""}] = i + 1
+		default:
+			k, _, ok := strings.Cut(l, "=")
+			if !ok {
+				continue
+			}
+			k = strings.Trim(strings.TrimSpace(k), `"'`)
+			if _, seen := out[lineKey{section, index, k}]; !seen {
+				out[lineKey{section, index, k}] = i + 1
+			}
+		}
+	}
+	return out
+}
