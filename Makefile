@@ -13,9 +13,10 @@ test-unit:
 	go test -count=1 -short ./...
 
 # The benchmarks of the lab's own client that docs/performance.md reports: the engine beside
-# wrk with the stall check, then the chat and the stream clients. Needs wrk; arena bench
-# builds the contender it measures against.
+# wrk with the stall check, then the chat and the stream clients, then the load agents. Needs
+# wrk; arena bench builds the contender it measures against.
 bench:
 	./arena bench --against spring-webflux
 	./arena bench chat --users 10000
 	./arena bench stream
+	./arena bench agents

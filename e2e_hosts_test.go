@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,42 +16,27 @@ import (
 )
 
 // A sleep level and a chat level across simulated hosts (issue 13): two client namespaces
-// with their own sshd, a load agent started on each over SSH and pinned there, the contender
-// on this host bound to the bridge. The same levels from two agents inside the process must
-// count the same, exactly, with percentiles that agree within the noise; and once the run
-// ends no agent is left on any host.
+// with their own sshd, a load agent started on each over SSH and pinned there; the contender
+// on this host bound to the bridge, then on a host of its own (srv), where a server agent
+// started over SSH carries the run out. The same levels from two agents inside the process
+// must count the same, exactly, with percentiles that agree within the noise; and once the
+// runs end no agent is left on any host.
 func TestSleepAndChatAcrossHosts(t *testing.T) {
 	e2e(t)
-	netns.Require(t)
-	topo, err := netns.Up("c1", "c2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := topo.Down(); err != nil {
-			t.Errorf("tearing the hosts down: %v", err)
-		}
-	})
-	ssh, err := topo.StartSSHD(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostsFile := filepath.Join(t.TempDir(), "hosts.toml")
-	hosts := fmt.Sprintf("ssh_config = %q\n\n[server]\nname = \"this-host\"\naddress = %q\ncpus = \"1\"\n", ssh.ConfigPath, topo.GatewayIP)
-	for _, h := range []string{"c1", "c2"} {
-		hosts += fmt.Sprintf("\n[[client]]\nname = %q\nssh = %q\naddress = %q\ncpus = \"0\"\n", h, h, topo.Host(h).IP)
-	}
-	if err := os.WriteFile(hostsFile, []byte(hosts), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	topo, hostsFile, srvFile := simulatedHosts(t)
 	levels := map[string]string{"sleep": "sleep-c200", "chat": "r2-u5"}
 	for _, sc := range []string{"sleep", "chat"} {
-		byHosts, inProc := t.TempDir(), t.TempDir()
+		byHosts, inProc, onSrv := t.TempDir(), t.TempDir(), t.TempDir()
 		common := []string{"run", sc, "--quick", "--levels", levels[sc], "--contenders", "go-nethttp"}
 		log, code := arena(t, 10*time.Minute, append(common, "--hosts", hostsFile, "--out", byHosts)...)
 		if code != 0 {
 			t.Fatalf("arena run %s --hosts exited %d:\n%s", sc, code, log)
 		}
+		log3, code := arena(t, 10*time.Minute, append(common, "--hosts", srvFile, "--out", onSrv)...)
+		if code != 0 {
+			t.Fatalf("arena run %s --hosts (server agent on srv) exited %d:\n%s", sc, code, log3)
+		}
+		checkOnServerHost(t, sc, loadRun(t, onSrv, sc), topo.Host("srv").IP, log3)
 		log2, code := arena(t, 10*time.Minute, append(common, "--agents", "2", "--out", inProc)...)
 		if code != 0 {
 			t.Fatalf("arena run %s --agents 2 exited %d:\n%s", sc, code, log2)
@@ -102,7 +90,7 @@ func TestSleepAndChatAcrossHosts(t *testing.T) {
 			t.Errorf("%s: no merged interval log", sc)
 		}
 	}
-	for _, h := range []string{"c1", "c2"} {
+	for _, h := range []string{"srv", "c1", "c2"} {
 		pids, err := topo.Pids(h)
 		if err != nil {
 			t.Fatal(err)
@@ -116,10 +104,130 @@ func TestSleepAndChatAcrossHosts(t *testing.T) {
 	}
 }
 
+// checkOnServerHost: the run carried out by the server agent on srv came back whole: the
+// contender bound srv's address, the load came from both client hosts, every count adds up.
+func checkOnServerHost(t *testing.T, sc string, run *results.Run, srvIP, log string) {
+	t.Helper()
+	c := onlyCell(t, run)
+	if c.Outcome.Status != results.OutcomeOK {
+		t.Fatalf("%s on srv: outcome %s (%s)\n%s", sc, c.Outcome.Status, c.Outcome.Detail, log)
+	}
+	if c.Env["BIND_ADDRESS"] != srvIP {
+		t.Errorf("%s on srv: the contender got BIND_ADDRESS %q, want srv's %s", sc, c.Env["BIND_ADDRESS"], srvIP)
+	}
+	if len(c.Agents) != 2 || c.Tags[0].Completed == 0 || c.Tags[0].Completed != c.Tags[0].Sent {
+		t.Errorf("%s on srv: %d agents, sent %d, completed %d", sc, len(c.Agents), c.Tags[0].Sent, c.Tags[0].Completed)
+	}
+	if run.Env.Topology == nil || run.Env.Topology.Server.Host != srvIP {
+		t.Errorf("%s on srv: topology %+v, want the server at %s", sc, run.Env.Topology, srvIP)
+	}
+}
+
 func onlyCell(t *testing.T, run *results.Run) results.Cell {
 	t.Helper()
 	if len(run.Cells) != 1 {
 		t.Fatalf("%d cells, want 1", len(run.Cells))
 	}
 	return run.Cells[0]
+}
+
+// simulatedHosts makes three hosts on this machine, srv, c1 and c2, each a network namespace
+// with its own sshd, and two hosts files: the contender on this host (the coordinator's) with
+// load agents on c1 and c2, and the same with the contender on srv, where a server agent
+// started over SSH carries the run out.
+func simulatedHosts(t *testing.T) (*netns.Topology, string, string) {
+	t.Helper()
+	netns.Require(t)
+	topo, err := netns.Up("srv", "c1", "c2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := topo.Down(); err != nil {
+			t.Errorf("tearing the hosts down: %v", err)
+		}
+	})
+	ssh, err := topo.StartSSHD(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two hosts files: the contender on this host (the coordinator's), and on a host of its
+	// own, srv, where a server agent started over SSH carries the run out.
+	clients := ""
+	for _, h := range []string{"c1", "c2"} {
+		clients += fmt.Sprintf("\n[[client]]\nname = %q\nssh = %q\naddress = %q\ncpus = \"0\"\n", h, h, topo.Host(h).IP)
+	}
+	hostsFile := filepath.Join(t.TempDir(), "hosts.toml")
+	here := fmt.Sprintf("ssh_config = %q\n\n[server]\nname = \"this-host\"\naddress = %q\ncpus = \"1\"\n", ssh.ConfigPath, topo.GatewayIP)
+	if err := os.WriteFile(hostsFile, []byte(here+clients), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srvFile := filepath.Join(t.TempDir(), "hosts-srv.toml")
+	srv := fmt.Sprintf("ssh_config = %q\n\n[server]\nname = \"srv\"\nssh = \"srv\"\naddress = %q\ncpus = \"1\"\nroot = %q\nlab_cpus = \"0\"\n",
+		ssh.ConfigPath, topo.Host("srv").IP, mustAbs(t, "."))
+	if err := os.WriteFile(srvFile, []byte(srv+clients), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return topo, hostsFile, srvFile
+}
+
+// Ctrl-C during a run carried out by a server agent on another host: the remote run stops
+// as one on this machine would (the cell under way interrupted, the finished one kept), its
+// folder still comes back, and nothing of arena is left on any host.
+func TestCtrlCOnAServerHostKeepsItsCells(t *testing.T) {
+	e2e(t)
+	topo, _, srvFile := simulatedHosts(t)
+	out := t.TempDir()
+	cmd := exec.Command(arenaBin, "run", "sleep", "--quick", "--levels", "sleep-c200,sleep-c400", "--contenders", "go-nethttp",
+		"--hosts", srvFile, "--out", out)
+	cmd.Env = append(os.Environ(), "ARENA_ROOT="+mustAbs(t, "."))
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = os.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			t.Log(sc.Text())
+			if !sent && strings.HasPrefix(sc.Text(), "[2/2]") {
+				time.Sleep(3 * time.Second) // into the second cell
+				_ = cmd.Process.Signal(os.Interrupt)
+				sent = true
+			}
+		}
+		done <- cmd.Wait()
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("arena did not stop after Ctrl-C")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v; want 130 after Ctrl-C", err)
+	}
+	run := loadRun(t, out, "sleep")
+	if run.Status != results.RunInterrupted || len(run.Cells) != 2 {
+		t.Fatalf("status %s, %d cells; want interrupted with both cells recorded", run.Status, len(run.Cells))
+	}
+	if run.Cells[0].Outcome.Status != results.OutcomeOK || run.Cells[1].Outcome.Status != results.OutcomeInterrupted {
+		t.Fatalf("outcomes %s, %s; want ok then interrupted", run.Cells[0].Outcome.Status, run.Cells[1].Outcome.Status)
+	}
+	for _, h := range []string{"srv", "c1", "c2"} {
+		pids, err := topo.Pids(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pid := range pids {
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if line := strings.ReplaceAll(string(cmdline), "\x00", " "); !strings.Contains(line, "sshd") {
+				t.Errorf("after Ctrl-C, on %s: %s (pid %d) is left", h, line, pid)
+			}
+		}
+	}
 }

@@ -20,15 +20,19 @@ func newAgentCmd() *cobra.Command {
 		listen        string
 		name          string
 		exitWithStdin bool
+		runsDir       string
 	)
 	cmd := &cobra.Command{
 		Use:   "agent",
-		Short: "Serve as a load agent for a coordinator on another host (arena run --agent-addrs, --hosts, --kubernetes)",
+		Short: "Serve a coordinator on another host: as a load agent (its share of each load) or a server agent (the lab, beside the contender)",
 		Long: `Runs this host's share of a run's load when a coordinator asks: the coordinator
 (the arena run the user typed) plans the level, and every agent plans it again from the same
 options, takes its share (hits k ≡ i mod N of an open loop's schedule, its part of a closed
 loop's connections, whole chat rooms), begins at the start they agreed on, and answers with
 its histograms, its timeline windows and its own CPU. The coordinator adds them exactly.
+As a server agent it carries out the whole run on its host, the contender's: arena run as
+on one machine (build, verify, start pinned, probe, stop), its load from the load agents
+the coordinator names; the coordinator fetches the run's folder at the end.
 
 It speaks HTTP + JSON, protocol ` + fmt.Sprint(agent.Protocol) + ` (docs/distributed.md), and answers only a coordinator
 of the same arena build. Pin it with taskset to the CPUs it may use; it reports them.
@@ -46,7 +50,17 @@ SSH dies with its session.`,
 			if err != nil {
 				return fmt.Errorf("--listen %s: %w", listen, err)
 			}
-			srv := &http.Server{Handler: (&agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find)}).Handler(),
+			// A server agent runs the lab here, in this process: arena run as typed on one
+			// machine, its load from the load agents the coordinator names.
+			runLab := func(ctx context.Context, args []string, out io.Writer) error {
+				root := newRoot()
+				root.SetArgs(append([]string{"run"}, args...))
+				root.SetOut(out)
+				root.SetErr(out)
+				return root.ExecuteContext(ctx)
+			}
+			as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Run: runLab, RunsDir: runsDir}
+			srv := &http.Server{Handler: as.Handler(),
 				ReadHeaderTimeout: 10 * time.Second}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
@@ -75,5 +89,6 @@ SSH dies with its session.`,
 	f.StringVar(&listen, "listen", fmt.Sprintf("127.0.0.1:%d", agent.DefaultPort), "host:port to listen on (the coordinator must reach it)")
 	f.StringVar(&name, "name", "", "this agent's name in the results (default: the host name)")
 	f.BoolVar(&exitWithStdin, "exit-with-stdin", false, "exit when standard input closes (an agent started over SSH)")
+	f.StringVar(&runsDir, "runs", "", "as a server agent: the folder for the runs it carries out (default: a folder under the system's temp)")
 	return cmd
 }

@@ -7,11 +7,18 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/arena-lab/arena/internal/agent"
+	"github.com/arena-lab/arena/internal/k8s"
 	"github.com/arena-lab/arena/internal/lab"
 	"github.com/arena-lab/arena/internal/launch"
 	"github.com/arena-lab/arena/internal/results"
@@ -26,13 +33,25 @@ type agentFlags struct {
 	addrs         []string
 	serverAddress string
 	hosts         string
+	kubernetes    bool
+	k8s           k8s.Options
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.IntVar(&f.inProcess, "agents", 0, "deal every load out among N load agents inside this process (the same code remote agents run), merged exactly")
+	fl.IntVar(&f.inProcess, "agents", 0, "deal every load out among N load agents inside this process (the same code remote agents run), merged exactly; with --kubernetes, N load agents' pods")
 	fl.StringSliceVar(&f.addrs, "agent-addrs", nil, "drive the load from arena agents already running at these host:port addresses (see arena agent), merged exactly")
 	fl.StringVar(&f.serverAddress, "server-address", "", "with --agent-addrs: this host's address the agents reach the contender on (given to it as BIND_ADDRESS)")
+	fl.BoolVar(&f.kubernetes, "kubernetes", false, "carry the run out on Kubernetes, in the current kube context: a server agent's pod and --agents load agents as an Indexed Job (docs/distributed.md)")
+	fl.StringVar(&f.k8s.Image, "image", "", "with --kubernetes: the agents' image, built from deploy/Dockerfile")
+	fl.StringVar(&f.k8s.LoadImage, "load-image", "", "with --kubernetes: the load agents' image, when another (default: --image)")
+	fl.StringVar(&f.k8s.Namespace, "namespace", k8s.DefaultNamespace, "with --kubernetes: the namespace of the run's objects")
+	fl.IntVar(&f.k8s.ServerCPUs, "server-cores", k8s.DefaultServerCPUs, "with --kubernetes: whole cores for the server pod (one for the lab, the rest for the contender)")
+	fl.IntVar(&f.k8s.AgentCPUs, "agent-cores", k8s.DefaultAgentCPUs, "with --kubernetes: whole cores for each load agent")
+	fl.IntVar(&f.k8s.ServerMemoryMiB, "server-memory", k8s.DefaultServerMemoryMiB, "with --kubernetes: MiB for the server pod")
+	fl.IntVar(&f.k8s.AgentMemoryMiB, "agent-memory", k8s.DefaultAgentMemoryMiB, "with --kubernetes: MiB for each load agent")
+	fl.StringToStringVar(&f.k8s.ServerNodeSelector, "server-node", nil, "with --kubernetes: node labels the server's node must have")
+	fl.StringToStringVar(&f.k8s.AgentNodeSelector, "agent-node", nil, "with --kubernetes: node labels the load agents' nodes must have")
 	fl.StringVar(&f.hosts, "hosts", "", "a hosts file (TOML, docs/distributed.md): start a load agent on each client host over SSH, pinned with taskset, and stop it at the end")
 }
 
@@ -46,7 +65,7 @@ func (f *agentFlags) open(ctx context.Context, l *lab.Lab, stderr io.Writer) (a 
 			given++
 		}
 	}
-	if given > 1 {
+	if given > 1 && !f.kubernetes {
 		return nil, stop, errors.New("--agents, --agent-addrs and --hosts: give one")
 	}
 	if f.hosts != "" {
@@ -63,10 +82,6 @@ func (f *agentFlags) overSSH(ctx context.Context, l *lab.Lab, stderr io.Writer) 
 	if err != nil {
 		return nil, nothing, err
 	}
-	if hosts.Server.SSH != "" {
-		return nil, nothing, fmt.Errorf("%s: the server host is reached over SSH (ssh = %q); this arena runs the contender on its own host: leave the server's ssh empty and run arena there",
-			f.hosts, hosts.Server.SSH)
-	}
 	if err := checkLocalAddress(hosts.Server.Address); err != nil {
 		return nil, nothing, fmt.Errorf("%s: server address: %w", f.hosts, err)
 	}
@@ -80,7 +95,7 @@ func (f *agentFlags) overSSH(ctx context.Context, l *lab.Lab, stderr io.Writer) 
 		return nil, nothing, err
 	}
 	launcher := &launch.SSHLauncher{SSH: hosts.SSHArgs(), Binary: bin, Stderr: stderr}
-	remotes, err := launcher.Start(ctx, hosts.Clients)
+	remotes, err := startAgents(ctx, launcher, hosts.Clients)
 	if err != nil {
 		return nil, nothing, err
 	}
@@ -175,4 +190,229 @@ func checkLocalAddress(addr string) error {
 		return fmt.Errorf("%s is no address of this host (%v): the contender runs here and listens on it", addr, err)
 	}
 	return ln.Close()
+}
+
+// remote is where a run carried out on another host stands: the server agent, the load
+// agents' addresses, the contender's address and CPUs there, and how to stop it all.
+type remote struct {
+	server        *agent.Remote
+	loadAddrs     []string
+	address       string // the contender's, given as BIND_ADDRESS
+	cpus, labCPUs string // the contender's and the lab's, on the server host
+	where         string // for the progress line
+	stop          func()
+}
+
+// remoteRun says whether the run is carried out by a server agent on another host: with
+// --kubernetes, or a hosts file whose server host has an ssh destination.
+func (f *agentFlags) remoteRun() (bool, error) {
+	if f.kubernetes {
+		if f.hosts != "" || len(f.addrs) > 0 || f.serverAddress != "" {
+			return false, errors.New("--kubernetes places its own agents: no --hosts, --agent-addrs or --server-address with it")
+		}
+		return true, nil
+	}
+	if f.hosts == "" {
+		return false, nil
+	}
+	hosts, err := launch.ParseHosts(f.hosts)
+	return err == nil && hosts.Server.SSH != "", err
+}
+
+// place starts the server agent and the load agents where the flags say.
+func (f *agentFlags) place(ctx context.Context, stderr io.Writer) (*remote, error) {
+	if f.kubernetes {
+		client, err := newKubeClient()
+		if err != nil {
+			return nil, err
+		}
+		return f.onKubernetes(ctx, stderr, client)
+	}
+	hosts, err := launch.ParseHosts(f.hosts)
+	if err != nil {
+		return nil, err
+	}
+	return overSSH(ctx, hosts, stderr)
+}
+
+// overSSH starts a load agent on every client host and the server agent (the lab, in the
+// host's root) on the server host.
+func overSSH(ctx context.Context, hosts *launch.Hosts, stderr io.Writer) (*remote, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	launcher := &launch.SSHLauncher{SSH: hosts.SSHArgs(), Binary: bin, Stderr: stderr}
+	all := append(append([]launch.ClientHost{}, hosts.Clients...), hosts.Server.Agent())
+	remotes, err := startAgents(ctx, launcher, all)
+	if err != nil {
+		return nil, err
+	}
+	stop := func() {
+		for _, r := range remotes {
+			if err := r.Stop(); err != nil {
+				fmt.Fprintf(stderr, "arena: stopping agent %s: %v\n", r.Name, err)
+			}
+		}
+	}
+	server, err := agent.Dial(ctx, remotes[len(remotes)-1].Addr)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	rm := &remote{server: server, address: hosts.Server.Address, cpus: hosts.Server.CPUs, labCPUs: hosts.Server.LabCPUs,
+		where: fmt.Sprintf("%s (ssh %s)", hosts.Server.Name, hosts.Server.SSH), stop: stop}
+	for _, r := range remotes[:len(remotes)-1] {
+		rm.loadAddrs = append(rm.loadAddrs, r.Addr)
+	}
+	return rm, nil
+}
+
+// startAgents starts agents over SSH that live until Stop: a Ctrl-C while they start stops
+// them, but one after they started is the run's to handle (it saves what it finished, and
+// a server agent's folder must still be fetched) before they are stopped.
+func startAgents(ctx context.Context, l *launch.SSHLauncher, hosts []launch.ClientHost) ([]*launch.Remote, error) {
+	life, end := context.WithCancel(context.WithoutCancel(ctx))
+	stopWatch := context.AfterFunc(ctx, end)
+	remotes, err := l.Start(life, hosts)
+	if !stopWatch() || err != nil { // Ctrl-C came during the start, or the start failed
+		end()
+		if err == nil {
+			for _, r := range remotes {
+				_ = r.Stop()
+			}
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	return remotes, nil
+}
+
+// newKubeClient is the current kube context's client (KUBECONFIG, ~/.kube/config, or the
+// pod's service account inside a cluster); tests replace it with a fake.
+var newKubeClient = func() (kubernetes.Interface, error) {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--kubernetes: no usable kube context (%v): set KUBECONFIG or run inside the cluster", err)
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// onKubernetes creates the server pod and the load agents' Indexed Job, waits for them, and
+// splits the server pod's cores: the first for the lab, the rest for the contender.
+func (f *agentFlags) onKubernetes(ctx context.Context, stderr io.Writer, client kubernetes.Interface) (*remote, error) {
+	o := f.k8s
+	o.Agents = f.inProcess
+	if o.Agents == 0 {
+		o.Agents = 1
+	}
+	if o.RunID == "" {
+		o.RunID = time.Now().UTC().Format("20060102-150405")
+	}
+	o = o.WithDefaults()
+	l := &k8s.Launcher{Client: client, Options: o, Progress: stderr}
+	placed, err := l.Launch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stop := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := l.Cleanup(cctx); err != nil {
+			fmt.Fprintf(stderr, "arena: removing the run's pods: %v (kubectl delete pod,job -n %s -l arena.dev/run=%s)\n", err, o.Namespace, o.RunID)
+		}
+	}
+	server, err := agent.Dial(ctx, placed.Server)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	cpus, err := lab.ParseCPUs(server.Hello().CPUs)
+	if err != nil || len(cpus) < 2 {
+		stop()
+		return nil, fmt.Errorf("the server pod may use CPUs %q: it needs two or more, one for the lab and the rest for the contender (--server-cores)", server.Hello().CPUs)
+	}
+	host, _, _ := net.SplitHostPort(placed.Server)
+	return &remote{server: server, loadAddrs: placed.Load, address: host, labCPUs: lab.FormatCPUs(cpus[:1]), cpus: lab.FormatCPUs(cpus[1:]),
+		where: fmt.Sprintf("pod %s-server in namespace %s", "arena-"+o.RunID, o.Namespace), stop: stop}, nil
+}
+
+// notForwarded are run flags the coordinator keeps: where its agents and results are.
+var notForwarded = map[string]bool{"hosts": true, "agents": true, "agent-addrs": true, "server-address": true,
+	"out": true, "id": true, "server-cpus": true, "client-cpus": true, "kubernetes": true, "image": true, "load-image": true,
+	"namespace": true, "server-cores": true, "agent-cores": true, "server-memory": true, "agent-memory": true,
+	"server-node": true, "agent-node": true}
+
+// forwardedArgs are the run's arguments as the user gave them, less the coordinator's own:
+// the server agent plans the same run from them.
+func forwardedArgs(cmd *cobra.Command, args []string) []string {
+	out := append([]string{}, args...)
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if notForwarded[f.Name] {
+			return
+		}
+		switch v := f.Value.(type) {
+		case pflag.SliceValue:
+			out = append(out, "--"+f.Name+"="+strings.Join(v.GetSlice(), ","))
+		default:
+			if f.Value.Type() == "stringToString" {
+				m, _ := cmd.Flags().GetStringToString(f.Name)
+				keys := make([]string, 0, len(m))
+				for k := range m {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					out = append(out, "--"+f.Name, k+"="+m[k])
+				}
+				return
+			}
+			out = append(out, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	return out
+}
+
+// runRemote carries the run out on the server host: the server agent runs arena run there
+// with the load from the load agents; its progress is shown here, and at the end (or at
+// Ctrl-C, once it has saved what it finished) its folder is fetched into runsDir. Every
+// agent is stopped on the way out.
+func (f *agentFlags) runRemote(cmd *cobra.Command, args []string, scenarioName, runsDir string) error {
+	ctx := cmd.Context()
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	rm, err := f.place(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer rm.stop()
+	id := time.Now().Format("20060102-150405") + "-" + scenarioName
+	req := agent.RunRequest{ID: id, Args: append(forwardedArgs(cmd, args),
+		"--agent-addrs", strings.Join(rm.loadAddrs, ","), "--server-address", rm.address,
+		"--server-cpus", rm.cpus, "--client-cpus", rm.labCPUs)}
+	fmt.Fprintf(stderr, "arena run: carried out on %s: the contender on CPU %s, the lab on CPU %s; load agents %s\n",
+		rm.where, rm.cpus, rm.labCPUs, strings.Join(rm.loadAddrs, ", "))
+	runErr := rm.server.RunRemote(ctx, req, stderr)
+	// The remote run ends on its own or by the cancel above; either way it saved what it
+	// finished, and the folder comes back even after a Ctrl-C.
+	fetchCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	dir, fetchErr := rm.server.FetchRun(fetchCtx, id, runsDir, time.Minute)
+	if fetchErr != nil {
+		if runErr != nil { // a run that failed before it made its folder has none to fetch
+			return runErr
+		}
+		return fetchErr
+	}
+	if run, err := results.Load(dir); err == nil {
+		printSummary(stdout, run)
+	}
+	fmt.Fprintf(stderr, "\nresults: %s (carried out on %s)\nreport:  %s\n", dir, rm.where, filepath.Join(dir, "report.html"))
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "interrupted: finished cells are kept in the results")
+		return errInterrupted
+	case runErr != nil && runErr.Error() == errInterrupted.Error():
+		return errInterrupted
+	}
+	return runErr
 }

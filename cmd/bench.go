@@ -111,7 +111,7 @@ client's ceiling rather than the server's.`,
 		},
 	}
 	lf.register(cmd)
-	cmd.AddCommand(newBenchChatCmd(), newBenchStreamCmd(), newBenchFloorCmd())
+	cmd.AddCommand(newBenchChatCmd(), newBenchStreamCmd(), newBenchFloorCmd(), newBenchAgentsCmd())
 	f := cmd.Flags()
 	f.StringVar(&against, "against", "spring-webflux", "the server: a contender, or lab-downstream")
 	f.StringVar(&path, "path", "/instant", "the request path (lab-downstream: /resources/data1.json)")

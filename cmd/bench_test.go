@@ -170,6 +170,8 @@ func TestNoFlagNamesAnAddress(t *testing.T) {
 		"agent-addrs":    "control connections to arena agents of this very build (refused otherwise); their load goes to the contender on server-address",
 		"server-address": "must be an address of this host: checkLocalAddress binds it before any agent is asked anything",
 		"hosts":          "ssh destinations of the user's own client hosts, and a server address that must be this host's (checkLocalAddress)",
+		"id":             "a run folder's name, checked by the server agent (letters, digits, '.', '_', '-')",
+		"runs":           "a folder for a server agent's runs",
 		// arena k8s manifests writes YAML and sends nothing.
 		"image":       "an image reference written into the manifests",
 		"load-image":  "an image reference written into the manifests",

@@ -38,6 +38,7 @@ func newRunCmd() *cobra.Command {
 		port       int
 		runsDir    string
 		env        map[string]string
+		runID      string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [scenario]",
@@ -82,6 +83,9 @@ arena reproduce runs all five studies.`,
 					return err
 				}
 			}
+			if runID != "" && (strings.ContainsAny(runID, `/\`) || runID == "." || runID == "..") {
+				return fmt.Errorf("--id %q: a folder's name, without slashes", runID)
+			}
 			opts := scenario.Options{Preset: preset, Quick: quick, Duration: duration, Timeout: timeout}
 			plan, err := sc.Plan(opts) // a bad preset or level fails before any build
 			if err != nil {
@@ -91,6 +95,19 @@ arena reproduce runs all five studies.`,
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if remote, err := af.remoteRun(); err != nil || remote {
+				if err != nil {
+					return err
+				}
+				if runsDir == "" {
+					root, err := lab.FindRoot()
+					if err != nil {
+						return err
+					}
+					runsDir = filepath.Join(root, "runs")
+				}
+				return af.runRemote(cmd, args, sc.Name(), runsDir)
+			}
 			l, ms, err := lf.openWith(stderr, contenders)
 			if err != nil {
 				return err
@@ -105,6 +122,11 @@ arena reproduce runs all five studies.`,
 			if runsDir == "" {
 				runsDir = filepath.Join(l.Root, "runs")
 			}
+			if runID != "" {
+				if _, err := os.Stat(filepath.Join(runsDir, runID, results.JSONFile)); err == nil {
+					return fmt.Errorf("--id %s: %s already holds a run; choose another name (arena reproduce --resume carries a stopped reproduction on)", runID, filepath.Join(runsDir, runID))
+				}
+			}
 			if len(args) == 0 {
 				fmt.Fprintf(stderr, "arena run: a first look at study 004 (isolation): does a slow endpoint starve the fast ones? `arena run --help` says how to shape it, `arena reproduce` runs all five studies.\n")
 			}
@@ -115,7 +137,7 @@ arena reproduce runs all five studies.`,
 			}
 			run, dir, runErr := l.Run(cmd.Context(), lab.RunOptions{
 				Scenario: sc, Options: opts, Contenders: ms, Levels: levels, Repeat: repeat, Rebuild: rebuild, Reverify: reverify,
-				Port: port, RunsDir: runsDir, Command: os.Args, Env: env, Profile: profile,
+				Port: port, RunsDir: runsDir, Command: commandOf(cmd, args, runID), Env: env, Profile: profile, ID: runID,
 			})
 			if run == nil || dir == "" { // nothing measured, nowhere to write
 				return runErr
@@ -154,8 +176,18 @@ arena reproduce runs all five studies.`,
 	f.IntVar(&port, "port", 0, "start contenders on this port (default: a free port per start)")
 	f.StringVar(&runsDir, "out", "", "folder for runs/<id>/ (default: <lab>/runs)")
 	f.BoolVar(&profile, "profile", false, "record each contender's CPU profile over every load (JFR, V8, pprof) and draw flame graphs in the report; profilers cost some throughput")
+	f.StringVar(&runID, "id", "", "name the run's folder, which must not hold a run yet (default: its start and the scenario, e.g. 20261125-101500-sleep)")
 	f.StringToStringVar(&env, "env", nil, "set a contract variable for every level, e.g. WORKER_THREADS=11 (a contender gets only those it honours)")
 	return cmd
+}
+
+// commandOf is the command the results record: as typed, or for a server agent's run (named
+// by its coordinator with --id) the run's arguments as the coordinator forwarded them.
+func commandOf(cmd *cobra.Command, args []string, runID string) []string {
+	if runID == "" {
+		return os.Args
+	}
+	return append([]string{"arena", "run"}, forwardedArgs(cmd, args)...)
 }
 
 // firstLook are the contenders of `arena run` with no scenario: one of each model study 004

@@ -905,3 +905,21 @@ func TestLoadLengthIsThePlannedOne(t *testing.T) {
 		t.Errorf("none %q", got)
 	}
 }
+
+// TestRenderTopology: a run whose load came from agents says which host ran what, on which
+// CPUs, in place of the one-machine layout.
+func TestRenderTopology(t *testing.T) {
+	run := fixtureRun()
+	run.Env.Topology = &results.Topology{Launcher: "ssh",
+		Server: results.TopoHost{Name: "srv", Host: "10.0.0.1", CPUs: "2-3"},
+		Agents: []results.TopoHost{{Name: "c1", Host: "c1.lab", Addr: "10.0.0.2:7600", CPUs: "0"}, {Name: "c2", Host: "c2.lab", Addr: "10.0.0.3:7600", CPUs: "1"}}}
+	html := render(t, run, []byte("/*lib*/"))
+	for _, want := range []string{"The contender ran on srv (10.0.0.1), pinned to CPUs 2-3", "2 agent(s) (ssh)", "c1 on c1.lab (10.0.0.2:7600, CPUs 0)", "c2 on c2.lab (10.0.0.3:7600, CPUs 1)"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report does not say %q", want)
+		}
+	}
+	if strings.Contains(html, "the load client to CPUs") {
+		t.Error("the report still gives the one-machine layout")
+	}
+}

@@ -417,6 +417,15 @@ func environment(e results.Environment) ([][2]string, string) {
 	} else {
 		client = "CPUs " + client
 	}
+	if t := e.Topology; t != nil {
+		// A run whose load came from agents: which host ran what, on which CPUs.
+		var agents []string
+		for _, a := range t.Agents {
+			agents = append(agents, fmt.Sprintf("%s on %s (%s, CPUs %s)", a.Name, a.Host, a.Addr, a.CPUs))
+		}
+		return rows, fmt.Sprintf("The contender ran on %s (%s), pinned to CPUs %s; the load came from %d agent(s) (%s): %s. Their histograms are added exactly; each agent's own figures are in results.json.",
+			t.Server.Name, t.Server.Host, t.Server.CPUs, len(t.Agents), t.Launcher, strings.Join(agents, "; "))
+	}
 	return rows, fmt.Sprintf("Each contender was pinned to %s; the load client to %s.", server, client)
 }
 

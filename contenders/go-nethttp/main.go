@@ -213,9 +213,16 @@ func main() {
 	if port == "" {
 		port = "8080"
 	}
+	// BIND_ADDRESS moves the listener off loopback only when load agents on other hosts
+	// must reach it (a multi-host run); the contract's default is 127.0.0.1.
+	host := os.Getenv("BIND_ADDRESS")
+	if host == "" {
+		host = "127.0.0.1"
+	}
 	downstream := os.Getenv("DOWNSTREAM_URL")
 	if downstream == "" {
-		downstream = "http://127.0.0.1:" + port
+		// Itself, where it listens: 127.0.0.1 does not answer once BIND_ADDRESS moved it.
+		downstream = "http://" + net.JoinHostPort(host, port)
 	}
 	bp := strings.ToLower(strings.TrimSpace(os.Getenv("BACKPRESSURE")))
 	switch bp {
@@ -234,12 +241,6 @@ func main() {
 		servePprof(addr)
 	}
 	srv := &http.Server{Handler: closeAfterChunked(s.mux), ReadHeaderTimeout: 10 * time.Second}
-	// BIND_ADDRESS moves the listener off loopback only when load agents on other hosts
-	// must reach it (a multi-host run); the contract's default is 127.0.0.1.
-	host := os.Getenv("BIND_ADDRESS")
-	if host == "" {
-		host = "127.0.0.1"
-	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		log.Fatalf("cannot listen: %v", err)

@@ -1,7 +1,8 @@
 'use strict';
 
 // Node's cluster module: the primary forks one worker per available CPU (taskset counts) and
-// each worker runs the Express app on its own event loop; they share 127.0.0.1:$PORT.
+// each worker runs the Express app on its own event loop; they share 127.0.0.1:$PORT (or
+// $BIND_ADDRESS:$PORT), which the primary listens on for them.
 const cluster = require('node:cluster');
 const os = require('node:os');
 const path = require('node:path');

@@ -1,7 +1,7 @@
 'use strict';
 
-// One Node.js process, one event loop: listens on 127.0.0.1:$PORT. All but the chat's rooms
-// (chat.js) is the shared server (../_shared/node-express), the very code each
+// One Node.js process, one event loop: listens on 127.0.0.1:$PORT (or $BIND_ADDRESS:$PORT). All
+// but the chat's rooms (chat.js) is the shared server (../_shared/node-express), the very code each
 // node-express-cluster worker runs; it takes express and ws from here (see serve.js).
 const path = require('node:path');
 const express = require('express');

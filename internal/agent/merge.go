@@ -105,6 +105,10 @@ func Merge(ld load.Load, shares []*Share, start time.Time, interval time.Duratio
 		}
 		m.Tags = append(m.Tags, tr)
 	}
+	if len(shares) == 1 && shares[0].figures != nil { // one share in this process: its own figures
+		m.Figures = shares[0].figures
+		return m, nil
+	}
 	if len(figs) > 0 {
 		d, ok := ld.(load.Divisible)
 		if !ok {

@@ -27,6 +27,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
@@ -126,6 +127,23 @@ type Job struct {
 	// Interval is the timeline's window, counted from Start, the same on every agent so that
 	// windows line up in absolute time.
 	Interval time.Duration `json:"interval_ns"`
+	// Closed, when set, is the load itself instead of a scenario's level: a plain closed
+	// loop, for arena bench agents.
+	Closed *ClosedJob `json:"closed,omitempty"`
+}
+
+// ClosedJob is a closed loop named in full: GET Path over Connections for Duration.
+type ClosedJob struct {
+	Tag         string        `json:"tag"`
+	Path        string        `json:"path"`
+	Connections int           `json:"connections"`
+	Duration    time.Duration `json:"duration_ns"`
+	Timeout     time.Duration `json:"timeout_ns"`
+}
+
+// Load is the closed loop the job names.
+func (c ClosedJob) Load() load.ClosedLoop {
+	return load.ClosedLoop{Tag: c.Tag, Request: load.Request{Path: c.Path}, Connections: c.Connections, Duration: c.Duration, Timeout: c.Timeout}
 }
 
 // Share is what one agent measured of its share.
@@ -143,6 +161,9 @@ type Share struct {
 	Figures     json.RawMessage `json:"figures,omitempty"`
 	// Err: the load could not run (nobody could connect, say).
 	Err string `json:"error,omitempty"`
+	// figures are Figures as the load returned them, for a share that never left the
+	// process: a load that is not split needs no Join to read them back.
+	figures results.Figures
 }
 
 // ShareTag is one tag's record: its counters, its whole-load histograms and its windows,

@@ -11,6 +11,9 @@ import (
 // planned with the job's options; the level; its load or the warm-up the job asks for.
 func PlanResolver(find func(name string) (scenario.Scenario, error)) Resolver {
 	return func(job Job) (load.Load, error) {
+		if job.Closed != nil {
+			return job.Closed.Load(), nil
+		}
 		sc, err := find(job.Scenario)
 		if err != nil {
 			return nil, err

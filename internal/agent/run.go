@@ -82,6 +82,7 @@ func RunJob(ctx context.Context, job Job, resolve Resolver, self Hello) (*Share,
 		out.Tags = append(out.Tags, st)
 	}
 	if figs != nil {
+		out.figures = figs
 		out.FiguresKind = figs.Kind()
 		if out.Figures, err = json.Marshal(figs); err != nil {
 			return nil, fmt.Errorf("figures %s: %w", figs.Kind(), err)

@@ -14,7 +14,11 @@ import (
 type Server struct {
 	Self    Hello
 	Resolve Resolver
+	// Run and RunsDir make it a server agent too: the whole run on its host (serverrun.go).
+	Run     RunFunc
+	RunsDir string
 	busy    atomic.Bool
+	runs    runs
 }
 
 // maxJob bounds a job's JSON: a job is a few hundred bytes.
@@ -28,6 +32,8 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, Clock{UnixNano: time.Now().UnixNano()})
 	})
 	mux.HandleFunc("POST /v1/load", s.serveLoad)
+	mux.HandleFunc("POST /v1/run", s.serveRun)
+	mux.HandleFunc("GET /v1/runs/{id}", s.serveRunFolder)
 	return mux
 }
 

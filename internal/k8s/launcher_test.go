@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,93 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/arena-lab/arena/internal/k8s/k8stest"
 )
-
-// The fake clientset stores objects and nothing more: no Job controller makes the Job's
-// pods and no kubelet runs them. cluster plays both, as the real ones do it: for each new
-// Job it creates one pod per completion index (the last index first, so that creation
-// order is not index order) with the labels, annotation and environment the Job
-// controller gives them, and it moves each new pod to the status that kubelet returns for
-// it (nil: the pod stays pending).
-type cluster struct {
-	client  *fake.Clientset
-	kubelet func(p *corev1.Pod) *corev1.PodStatus
-}
-
-// start runs the cluster's loops until the test ends.
-func (c *cluster) start(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		jobsDone := map[string]bool{}
-		handled := map[string]bool{}
-		for ctx.Err() == nil {
-			jobs, _ := c.client.BatchV1().Jobs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-			if jobs != nil {
-				for i := range jobs.Items {
-					if j := &jobs.Items[i]; !jobsDone[j.Namespace+"/"+j.Name] {
-						jobsDone[j.Namespace+"/"+j.Name] = true
-						c.createJobPods(ctx, t, j)
-					}
-				}
-			}
-			pods, _ := c.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-			if pods != nil {
-				for i := range pods.Items {
-					p := &pods.Items[i]
-					if handled[p.Namespace+"/"+p.Name] {
-						continue
-					}
-					handled[p.Namespace+"/"+p.Name] = true
-					if st := c.kubelet(p); st != nil {
-						p.Status = *st
-						// The pod may be deleted meanwhile: then there is nothing to run.
-						_, _ = c.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
-					}
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-}
-
-// createJobPods does what the Job controller does for an Indexed Job.
-func (c *cluster) createJobPods(ctx context.Context, t *testing.T, j *batchv1.Job) {
-	for i := int(*j.Spec.Completions) - 1; i >= 0; i-- {
-		idx := strconv.Itoa(i)
-		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:        fmt.Sprintf("%s-%d-q%dxz", j.Name, i, 7-i),
-				Namespace:   j.Namespace,
-				Labels:      map[string]string{"job-name": j.Name, IndexKey: idx},
-				Annotations: map[string]string{IndexKey: idx},
-			},
-			Spec: *j.Spec.Template.Spec.DeepCopy(),
-		}
-		for k, v := range j.Spec.Template.Labels {
-			p.Labels[k] = v
-		}
-		p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "JOB_COMPLETION_INDEX", Value: idx})
-		if _, err := c.client.CoreV1().Pods(j.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
-			t.Errorf("job controller: %v", err)
-		}
-	}
-}
-
-// running is the status of a pod whose agent answers its readiness probe at ip.
-func running(ip string) *corev1.PodStatus {
-	return &corev1.PodStatus{
-		Phase: corev1.PodRunning,
-		PodIP: ip,
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue},
-		},
-	}
-}
 
 // address gives each pod an IP that says which agent it is: .100 the server, .1, .2, …
 // the load agents by index + 1.
@@ -173,7 +88,7 @@ func leftovers(t *testing.T, client *fake.Clientset, o Options) []string {
 // order, and leaves them running; Cleanup then removes the pod, the Job and its pods.
 func TestK8sLaunchReady(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	(&cluster{client: client, kubelet: func(p *corev1.Pod) *corev1.PodStatus { return running(address(p)) }}).start(t)
+	(&k8stest.Cluster{Client: client, Kubelet: func(p *corev1.Pod) *corev1.PodStatus { return k8stest.Running(address(p)) }}).Start(t)
 	o := launchOptions()
 	l := &Launcher{Client: client, Options: o, Poll: 20 * time.Millisecond, Timeout: 10 * time.Second}
 	agents, err := l.Launch(context.Background())
@@ -204,15 +119,15 @@ func TestK8sLaunchReady(t *testing.T) {
 // A load agent's pod fails: Launch names it, and deletes everything the run created.
 func TestK8sLaunchPodFailed(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	(&cluster{client: client, kubelet: func(p *corev1.Pod) *corev1.PodStatus {
+	(&k8stest.Cluster{Client: client, Kubelet: func(p *corev1.Pod) *corev1.PodStatus {
 		if p.Labels[IndexKey] == "2" {
 			return &corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
 				Name:  "agent",
 				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}},
 			}}}
 		}
-		return running(address(p))
-	}}).start(t)
+		return k8stest.Running(address(p))
+	}}).Start(t)
 	o := launchOptions()
 	l := &Launcher{Client: client, Options: o, Poll: 20 * time.Millisecond, Timeout: 10 * time.Second}
 	_, err := l.Launch(context.Background())
@@ -232,12 +147,12 @@ func TestK8sLaunchPodFailed(t *testing.T) {
 // An image the nodes cannot pull fails the launch at once, with what to do.
 func TestK8sLaunchImagePullFails(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	(&cluster{client: client, kubelet: func(p *corev1.Pod) *corev1.PodStatus {
+	(&k8stest.Cluster{Client: client, Kubelet: func(p *corev1.Pod) *corev1.PodStatus {
 		return &corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
 			Name:  "agent",
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "pull access denied for arena"}},
 		}}}
-	}}).start(t)
+	}}).Start(t)
 	o := launchOptions()
 	l := &Launcher{Client: client, Options: o, Poll: 20 * time.Millisecond, Timeout: time.Minute}
 	start := time.Now()
@@ -257,9 +172,9 @@ func TestK8sLaunchImagePullFails(t *testing.T) {
 // is context.Canceled.
 func TestK8sLaunchCancelled(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	(&cluster{client: client, kubelet: func(p *corev1.Pod) *corev1.PodStatus {
+	(&k8stest.Cluster{Client: client, Kubelet: func(p *corev1.Pod) *corev1.PodStatus {
 		return &corev1.PodStatus{Phase: corev1.PodPending}
-	}}).start(t)
+	}}).Start(t)
 	o := launchOptions()
 	// Cancelled once the launcher has seen every pod pending (the last one created is
 	// index 0).
@@ -291,15 +206,15 @@ func TestK8sLaunchCancelled(t *testing.T) {
 // Pods nobody can schedule: past the timeout Launch says why, and deletes everything.
 func TestK8sLaunchTimeout(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	(&cluster{client: client, kubelet: func(p *corev1.Pod) *corev1.PodStatus {
+	(&k8stest.Cluster{Client: client, Kubelet: func(p *corev1.Pod) *corev1.PodStatus {
 		if p.Labels[LabelRole] == RoleServer {
-			return running(address(p))
+			return k8stest.Running(address(p))
 		}
 		return &corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
 			Message: "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.",
 		}}}
-	}}).start(t)
+	}}).Start(t)
 	o := launchOptions()
 	l := &Launcher{Client: client, Options: o, Poll: 20 * time.Millisecond, Timeout: 300 * time.Millisecond}
 	_, err := l.Launch(context.Background())

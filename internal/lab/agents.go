@@ -53,6 +53,25 @@ func (l *Lab) unreachable(m *contender.Manifest) string {
 		m.Name, contender.BindAddress)
 }
 
+// localLead is how far ahead the in-process agent's start is set: no network to cross.
+const localLead = 20 * time.Millisecond
+
+// fleet is the run's load agents, or with none the one inside this process, which plans
+// nothing: it takes the cell's own loads.
+func (l *Lab) fleet(c cellPlan) *agent.Fleet {
+	if l.Agents != nil {
+		return l.Agents.Fleet
+	}
+	self := agent.Hello{Protocol: agent.Protocol, Name: "arena", CPUs: FormatCPUs(l.ClientCPUs)}
+	resolve := func(job agent.Job) (load.Load, error) {
+		if job.Warmup >= 0 {
+			return c.level.Warmup[job.Warmup], nil
+		}
+		return c.level.Load, nil
+	}
+	return &agent.Fleet{Runners: []agent.Runner{&agent.InProcess{Self: self, Resolve: resolve}}, Lead: localLead}
+}
+
 // warmAgents runs the level's warm-ups from the agents; their figures are discarded, and a
 // warm-up that cannot run shows in the load after it, as on one machine.
 func (l *Lab) warmAgents(ctx context.Context, c cellPlan, srv *cellServer) {
@@ -60,18 +79,19 @@ func (l *Lab) warmAgents(ctx context.Context, c cellPlan, srv *cellServer) {
 		if ctx.Err() != nil {
 			return
 		}
-		if _, _, err := l.Agents.Fleet.Run(ctx, l.job(c, srv, k)); err != nil {
+		if _, _, err := l.fleet(c).Run(ctx, l.job(c, srv, k)); err != nil && l.Agents != nil {
 			l.Progress.Note("warm-up: " + err.Error())
 		}
 	}
 }
 
-// driveAgents runs the level's load from the agents and merges their shares into m: the
+// driveAgents runs the level's load from the agents (the run's, or the in-process one) and merges their shares into m: the
 // tags as one client would have recorded them, the merged windows into the .hlog, each
 // agent's own figures beside them. The windows count from the agents' agreed start; they
 // are moved onto the drive's clock, which the probes' timelines share.
 func (l *Lab) driveAgents(ctx context.Context, c cellPlan, srv *cellServer, m *measurement, sink load.IntervalSink) (results.Figures, error) {
-	shares, start, err := l.Agents.Fleet.Run(ctx, l.job(c, srv, -1))
+	fleet := l.fleet(c)
+	shares, start, err := fleet.Run(ctx, l.job(c, srv, -1))
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +116,9 @@ func (l *Lab) driveAgents(ctx context.Context, c cellPlan, srv *cellServer, m *m
 	d := c.level.Load.Describe()
 	for i, sh := range shares {
 		m.agentSpan = max(m.agentSpan, sh.Elapsed)
-		m.agents = append(m.agents, agentShare(l.Agents.Fleet.Runners[i], sh, d, shift))
+		if l.Agents != nil { // the in-process agent of a one-machine run is the client itself
+			m.agents = append(m.agents, agentShare(fleet.Runners[i], sh, d, shift))
+		}
 	}
 	if len(merged.Errs) > 0 {
 		return merged.Figures, fmt.Errorf("%s", strings.Join(merged.Errs, "; "))
@@ -116,6 +138,13 @@ func agentShare(r agent.Runner, sh *agent.Share, d load.Description, shift float
 		if h, err := results.DecodeHist(t.Response); err == nil && h.TotalCount() > 0 {
 			lat := results.LatencyOf(h)
 			at.P50, at.P99, at.Max = lat.P50, lat.P99, lat.Max
+		}
+		for _, w := range t.Windows {
+			if h, err := results.DecodeHist(w.Hist); err == nil {
+				lat := results.LatencyOf(h)
+				at.Timeline = append(at.Timeline, results.Window{T: w.EndS + shift, Count: h.TotalCount(), Errors: w.Errors,
+					P50: lat.P50, P90: lat.P90, P99: lat.P99, Max: lat.Max})
+			}
 		}
 		a.Tags = append(a.Tags, at)
 		own.Tags = append(own.Tags, results.Tag{TagStats: t.TagStats})

@@ -92,7 +92,6 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 		m.crashed, m.inWarmup = true, true
 	}
 	m.silentSince, m.silent = dog.Stop()
-	srv.http.CloseIdle()
 	took, killed := srv.in.Stop()
 	m.hurried = endHurry()
 	if srv.mem != nil {
@@ -170,12 +169,11 @@ func (c cellPlan) vars() map[string]string {
 }
 
 // cellServer is what a cell runs against: the contender, the lab's downstream beside it
-// when the level has one, the memory cap around it, and the HTTP pool the loads share.
+// when the level has one, and the memory cap around it.
 type cellServer struct {
-	in   *contender.Instance
-	ds   *SelfProc
-	mem  *memCap
-	http *load.HTTPDoer
+	in  *contender.Instance
+	ds  *SelfProc
+	mem *memCap
 }
 
 func (s *cellServer) stopDownstream() {
@@ -183,8 +181,6 @@ func (s *cellServer) stopDownstream() {
 		s.ds.Stop()
 	}
 }
-
-func (s *cellServer) target() load.Target { return load.Target{Addr: s.in.Addr(), HTTP: s.http} }
 
 // startError is a cell that ended before its load: its outcome says how.
 type startError struct{ outcome results.Outcome }
@@ -236,7 +232,6 @@ func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars 
 		}
 		return srv, &startError{o}
 	}
-	srv.http = load.NewHTTPDoer(in.Addr(), 0)
 	return srv, nil
 }
 
@@ -247,16 +242,7 @@ func (l *Lab) warm(ctx context.Context, c cellPlan, srv *cellServer) bool {
 		return !exited(srv.in)
 	}
 	l.Progress.Step("warm-up")
-	if l.Agents != nil {
-		l.warmAgents(ctx, c, srv)
-	}
-	for _, w := range c.level.Warmup {
-		if ctx.Err() != nil || l.Agents != nil {
-			break
-		}
-		_, _ = w.Run(ctx, srv.target(), load.NewRecorder(time.Now(), nil)) // a warm-up that cannot run shows in the load after it
-	}
-	srv.http.CloseIdle()
+	l.warmAgents(ctx, c, srv)
 	if exited(srv.in) {
 		l.Progress.Done("the contender died")
 		return false
@@ -301,8 +287,9 @@ type measurement struct {
 	cpusBefore, cpusAfter cpuShares
 }
 
-// drive runs the level's load against the server while the probes sample the server, the
-// client and the downstream on the recorder's clock, and writes the interval log. ctx ends
+// drive runs the level's load against the server, from the run's load agents or from the
+// one inside this process (the same code either way), while the probes sample the server,
+// the client and the downstream on the drive's clock, and writes the interval log. ctx ends
 // when the contender dies (untilExit): the load stops there.
 func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer, prof *profile.Session) measurement {
 	m := measurement{start: time.Now()}
@@ -319,7 +306,6 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 			}
 		}()
 	}
-	rec := load.NewRecorder(m.start, sink)
 	serverProbe := probe.Start(srv.in.Pid(), m.start, probePeriod)
 	clientProbe := probe.StartAlone(os.Getpid(), m.start, probePeriod)
 	var dsProbe *probe.Probe
@@ -327,7 +313,6 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 		dsProbe = probe.Start(srv.ds.Pid(), m.start, probePeriod)
 	}
 	stopTicker := l.Progress.Tick(m.start, c.level.Expected())
-	stopRotate := load.RotateEvery(rec, windowInterval)
 	dsGroup := 0
 	if srv.ds != nil {
 		dsGroup = srv.ds.Pid() // started as its own group's leader
@@ -337,17 +322,12 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 		prof.Signal = srv.in.Signal
 		prof.Begin()
 	}
-	if l.Agents != nil {
-		m.figures, m.err = l.driveAgents(ctx, c, srv, &m, sink)
-	} else {
-		m.figures, m.err = c.level.Load.Run(ctx, srv.target(), rec)
-	}
+	m.figures, m.err = l.driveAgents(ctx, c, srv, &m, sink)
 	if prof != nil {
 		prof.End()
 		defer prof.Wait() // pprof's last read may take a second more: after every figure is taken
 	}
 	m.cpusAfter = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), dsGroup)
-	stopRotate()
 	m.elapsed = time.Since(m.start)
 	stopTicker()
 	m.crashed = exited(srv.in)
@@ -355,9 +335,6 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 	m.exits = serverProbe.Exits()
 	if dsProbe != nil {
 		m.ds = dsProbe.Stop()
-	}
-	if l.Agents == nil {
-		m.tags = rec.Results()
 	}
 	return m
 }

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,27 +58,58 @@ type verifyStart struct {
 type verifySection struct {
 	group  string
 	checks func(ctx context.Context, s *verify.Server) []verify.Check
+	needs  string // a contract variable the checks are about: run only when the start gave it
 }
 
+// verifyBindAddress is the BIND_ADDRESS verify gives a contender that honours it: every
+// 127/8 address is local on Linux, so the checks reach it there, and 127.0.0.1 must not answer.
+const verifyBindAddress = "127.0.0.2"
+
 // verifyStarts are verify's two starts. The first has the contract's defaults: no
-// DOWNSTREAM_URL (so /data/{id} calls the contender itself) and back-pressure on. The second
-// has the lab's downstream, with its failures, and BACKPRESSURE=off, which the stream
-// scenario measures: one start for both, as neither check needs the other's default.
+// DOWNSTREAM_URL (so /data/{id} calls the contender itself) and back-pressure on; a contender
+// that honours BIND_ADDRESS gets verifyBindAddress there, so that every check of that start
+// (its self-calls included) goes to that address, with no start of its own. The second has
+// the lab's downstream, with its failures, and BACKPRESSURE=off, which the stream scenario
+// measures: one start for both, as neither check needs the other's default; it keeps the
+// contract's 127.0.0.1.
 func verifyStarts(ds *downstream.Server) []verifyStart {
 	listeners := func(_ context.Context, s *verify.Server) []verify.Check { return []verify.Check{s.ListenersCheck()} }
+	bind := func(ctx context.Context, s *verify.Server) []verify.Check { return []verify.Check{s.BindCheck(ctx)} }
 	return []verifyStart{
-		{name: "defaults", log: "self", sections: []verifySection{
-			{verify.GroupHTTP, verify.SelfChecks},
-			{verify.GroupHTTP, listeners},
-			{verify.GroupChat, verify.ChatChecks},
-			{verify.GroupStream, verify.StreamChecks},
+		{name: "defaults", log: "self", vars: map[string]string{contender.BindAddress: verifyBindAddress}, sections: []verifySection{
+			{group: verify.GroupHTTP, checks: bind, needs: contender.BindAddress},
+			{group: verify.GroupHTTP, checks: verify.SelfChecks},
+			{group: verify.GroupHTTP, checks: listeners},
+			{group: verify.GroupChat, checks: verify.ChatChecks},
+			{group: verify.GroupStream, checks: verify.StreamChecks},
 		}},
 		{name: "lab downstream, BACKPRESSURE=off", log: "downstream", vars: map[string]string{"DOWNSTREAM_URL": ds.URL(), "BACKPRESSURE": "off"}, sections: []verifySection{
-			{verify.GroupHTTP, listeners},
-			{verify.GroupHTTP, func(ctx context.Context, s *verify.Server) []verify.Check { return verify.DownstreamChecks(ctx, s, ds) }},
-			{verify.GroupStream, verify.StreamChecksUnbounded},
+			{group: verify.GroupHTTP, checks: listeners},
+			{group: verify.GroupHTTP, checks: func(ctx context.Context, s *verify.Server) []verify.Check { return verify.DownstreamChecks(ctx, s, ds) }},
+			{group: verify.GroupStream, checks: verify.StreamChecksUnbounded},
 		}},
 	}
+}
+
+// varsFor is the start's contract variables that m honours (the lab passes no other), and the
+// start's name for its checks, which says where it was bound when that is not 127.0.0.1.
+func (st verifyStart) varsFor(m *contender.Manifest) (vars map[string]string, name string) {
+	vars = map[string]string{}
+	for k, v := range st.vars {
+		if m.Honours(k) {
+			vars[k] = v
+		}
+	}
+	name = st.name
+	if b := vars[contender.BindAddress]; b != "" {
+		name += ", " + contender.BindAddress + "=" + b
+	}
+	return vars, name
+}
+
+// runs says whether the section runs in a start with vars, for the groups asked.
+func (sec verifySection) runs(vars map[string]string, groups []string) bool {
+	return slices.Contains(groups, sec.group) && (sec.needs == "" || vars[sec.needs] != "")
 }
 
 // Verify checks a built contender against the contract's groups (see VerifyGroups) in two
@@ -96,33 +129,29 @@ func (l *Lab) Verify(ctx context.Context, m *contender.Manifest, logDir string, 
 	began := time.Now()
 	l.Progress.verifyLine("verify %s (%s)", m.Name, strings.Join(groups, ", "))
 	for _, st := range verifyStarts(ds) {
-		vars := map[string]string{}
-		for k, v := range st.vars {
-			if m.Honours(k) {
-				vars[k] = v
-			}
-		}
+		vars, name := st.varsFor(m)
 		at := time.Now()
 		in, err := contender.Start(m, contender.StartOptions{
 			Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Vars: vars,
 			LogPath: filepath.Join(logDir, fmt.Sprintf("verify-%s-%s.log", m.Name, st.log)),
 		})
 		if err != nil {
-			return fail("start ("+st.name+")", err.Error())
+			return fail("start ("+name+")", err.Error())
 		}
 		if err := in.WaitReady(ctx, readyTimeout); err != nil {
+			hint := elsewhere(in)
 			in.Stop()
-			return fail("ready ("+st.name+")", fmt.Sprintf("%v; last output:\n%s", err, tail(in.Tail(), 10)))
+			return fail("ready ("+name+")", fmt.Sprintf("%v%s; last output:\n%s", err, hint, tail(in.Tail(), 10)))
 		}
 		srv, err := verify.NewServer(in.Addr(), in.Pid())
 		if err != nil {
 			in.Stop()
-			return fail("ready ("+st.name+")", err.Error())
+			return fail("ready ("+name+")", err.Error())
 		}
-		rep.Checks = append(rep.Checks, verify.Check{Group: verify.GroupHTTP, Name: "ready (" + st.name + ")", OK: true, Took: time.Since(at)})
-		l.Progress.verifyLine("  start (%s): ready in %s", st.name, time.Since(at).Round(100*time.Millisecond))
+		rep.Checks = append(rep.Checks, verify.Check{Group: verify.GroupHTTP, Name: "ready (" + name + ")", OK: true, Took: time.Since(at)})
+		l.Progress.verifyLine("  start (%s): ready in %s", name, time.Since(at).Round(100*time.Millisecond))
 		for _, sec := range st.sections {
-			if !slices.Contains(groups, sec.group) || ctx.Err() != nil {
+			if !sec.runs(vars, groups) || ctx.Err() != nil {
 				continue
 			}
 			at := time.Now()
@@ -131,7 +160,7 @@ func (l *Lab) Verify(ctx context.Context, m *contender.Manifest, logDir string, 
 			part := verify.Report{Checks: checks}
 			l.Progress.verifyLine("  %s (%s)", part.Tally(sec.group), time.Since(at).Round(100*time.Millisecond))
 		}
-		rep.Checks = append(rep.Checks, stopCheck(in, st.name))
+		rep.Checks = append(rep.Checks, stopCheck(in, name))
 		if ctx.Err() != nil {
 			return rep
 		}
@@ -145,6 +174,20 @@ func (p *Progress) verifyLine(format string, args ...any) {
 	if p != nil && p.w != nil {
 		fmt.Fprintf(p.w, "  "+format+"\n", args...)
 	}
+}
+
+// elsewhere says, for a contender not ready on the BIND_ADDRESS it was given, that it answers
+// on the contract's 127.0.0.1 instead: it lists BIND_ADDRESS in knobs but ignores it.
+func elsewhere(in *contender.Instance) string {
+	if in.Host() == verify.ContractHost {
+		return ""
+	}
+	c := &httpClient{timeout: time.Second}
+	addr := net.JoinHostPort(verify.ContractHost, strconv.Itoa(in.Port))
+	if _, err := c.get("http://" + addr + contender.ReadinessPath); err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" (it answers on %s: %s=%s is not honoured)", addr, contender.BindAddress, in.Host())
 }
 
 // stopCheck stops the instance with a slow request pending (a graceful shutdown that

@@ -2,15 +2,19 @@ package lab
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/downstream"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/verify"
 )
@@ -107,4 +111,115 @@ func TestPrepareMeasuresWhenTheNeededGroupsPassed(t *testing.T) {
 			t.Errorf("features %v: verified %q, want %q", tc.features, v, tc.why)
 		}
 	}
+}
+
+// Verify gives BIND_ADDRESS=127.0.0.2 in its first start only to a contender that honours it,
+// and runs the bind check only there; one that does not gets the contract's 127.0.0.1 and
+// the start's own name, as before.
+func TestVerifyBindsOnlyAContenderThatHonoursBindAddress(t *testing.T) {
+	ds := labDownstream(t)
+	starts := verifyStarts(ds)
+	groups := []string{verify.GroupHTTP}
+	// bindSections counts the sections of st that need BIND_ADDRESS and run with vars.
+	bindSections := func(st verifyStart, vars map[string]string) int {
+		n := 0
+		for _, sec := range st.sections {
+			if sec.needs == contender.BindAddress && sec.runs(vars, groups) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		knobs     []string
+		bind      string
+		firstName string
+	}{
+		{[]string{"DOWNSTREAM_URL", "BACKPRESSURE", "BIND_ADDRESS"}, "127.0.0.2", "defaults, BIND_ADDRESS=127.0.0.2"},
+		{[]string{"DOWNSTREAM_URL", "BACKPRESSURE"}, "", "defaults"},
+	} {
+		m := &contender.Manifest{Name: "c", Knobs: tc.knobs}
+		vars, name := starts[0].varsFor(m)
+		if vars[contender.BindAddress] != tc.bind || name != tc.firstName {
+			t.Errorf("knobs %v, first start: BIND_ADDRESS %q, name %q; want %q, %q", tc.knobs, vars[contender.BindAddress], name, tc.bind, tc.firstName)
+		}
+		if want := min(len(tc.bind), 1); bindSections(starts[0], vars) != want {
+			t.Errorf("knobs %v, first start: %d bind sections run, want %d", tc.knobs, bindSections(starts[0], vars), want)
+		}
+		in := &contender.Instance{Env: vars}
+		if want := cmp.Or(tc.bind, verify.ContractHost); in.Host() != want {
+			t.Errorf("knobs %v: the checks go to %s, want %s", tc.knobs, in.Host(), want)
+		}
+		vars, name = starts[1].varsFor(m)
+		if _, ok := vars[contender.BindAddress]; ok || name != starts[1].name || bindSections(starts[1], vars) != 0 {
+			t.Errorf("knobs %v, second start: %v, %q; want the contract's 127.0.0.1", tc.knobs, vars, name)
+		}
+	}
+}
+
+// Started for real with BIND_ADDRESS=127.0.0.2, a contender that binds it passes the
+// listener and bind checks; one that lists it but binds 127.0.0.1 fails them, and the hint
+// of a failed readiness says so.
+func TestVerifyChecksCatchAContenderThatIgnoresBindAddress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts contenders")
+	}
+	if ln, err := net.Listen("tcp", verifyBindAddress+":0"); err != nil {
+		t.Skipf("%s is not local here: %v", verifyBindAddress, err)
+	} else {
+		ln.Close()
+	}
+	ds := labDownstream(t)
+	l := testLab(t, nil)
+	for _, tc := range []struct {
+		name, bind string
+		ok         bool
+	}{{"binds", "${BIND_ADDRESS:-127.0.0.1}", true}, {"ignores", "127.0.0.1", false}} {
+		m := pyServer(t, tc.name, "")
+		m.Start = strings.Replace(m.Start, "--bind 127.0.0.1", "--bind "+tc.bind, 1)
+		m.Knobs = []string{contender.BindAddress}
+		vars, _ := verifyStarts(ds)[0].varsFor(m)
+		in, err := contender.Start(m, contender.StartOptions{Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Vars: vars,
+			LogPath: filepath.Join(t.TempDir(), "log")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The one that ignores it is never ready where the checks look: a short wait.
+		wait := in.WaitReady(context.Background(), map[bool]time.Duration{true: 20 * time.Second, false: 3 * time.Second}[tc.ok])
+		if (wait == nil) != tc.ok {
+			in.Stop()
+			t.Fatalf("%s: ready on %s: %v", tc.name, in.Addr(), wait)
+		}
+		if !tc.ok {
+			if hint := elsewhere(in); !strings.Contains(hint, "BIND_ADDRESS=127.0.0.2 is not honoured") {
+				t.Errorf("%s: the readiness hint is %q", tc.name, hint)
+			}
+		}
+		s, err := verify.NewServer(in.Addr(), in.Pid())
+		if err != nil {
+			in.Stop()
+			t.Fatal(err)
+		}
+		for _, c := range []verify.Check{s.ListenersCheck(), s.BindCheck(context.Background())} {
+			if c.OK != tc.ok {
+				t.Errorf("%s: %s: ok %v, %q", tc.name, c.Name, c.OK, c.Detail)
+			}
+		}
+		in.Stop()
+	}
+}
+
+// labDownstream is the lab's downstream, closed when the test ends. It is asked once first:
+// closed before its Serve has begun, it would wait for that Serve for ever.
+func labDownstream(t *testing.T) *downstream.Server {
+	t.Helper()
+	ds, err := downstream.Start("127.0.0.1:0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&httpClient{timeout: 5 * time.Second}).get(ds.URL() + "/resources/data1.json"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ds.Close() })
+	return ds
 }

@@ -35,6 +35,19 @@ type ServerHost struct {
 	Address string // where the agents reach the contender; the contender binds it
 	CPUs    string // taskset list for the contender
 	SSH     string // ssh destination; empty means the coordinator's own host
+	// Over SSH only: Root is the lab's folder on that host (a clone of the same revision,
+	// where the contenders are built); LabCPUs the CPUs the server agent (the lab, its
+	// probes) is pinned to, apart from the contender's; Port its agent's port.
+	Root    string
+	LabCPUs string
+	Port    int
+}
+
+// Agent is the server host as an agent to start over SSH: the lab in Root, listening on
+// Address:Port, allowed its own CPUs and the contender's (the lab pins itself to LabCPUs
+// and the contender to CPUs; it may only hand out CPUs it is allowed).
+func (s ServerHost) Agent() ClientHost {
+	return ClientHost{Name: s.Name, SSH: s.SSH, Address: s.Address, CPUs: s.LabCPUs + "," + s.CPUs, Port: s.Port, Root: s.Root}
 }
 
 // ClientHost is where one load agent runs.
@@ -44,6 +57,7 @@ type ClientHost struct {
 	Address string // where the agent listens and the coordinator dials it
 	CPUs    string // taskset list the agent is pinned to
 	Port    int    // the agent's port
+	Root    string // the folder the agent runs in, with ARENA_ROOT set to it; "" for none
 }
 
 // Addr is host:port where the coordinator reaches this client's agent.
@@ -66,6 +80,9 @@ type fileHosts struct {
 		Address string `toml:"address"`
 		CPUs    string `toml:"cpus"`
 		SSH     string `toml:"ssh"`
+		Root    string `toml:"root"`
+		LabCPUs string `toml:"lab_cpus"`
+		Port    *int   `toml:"port"`
 	} `toml:"server"`
 	Client []struct {
 		Name    string `toml:"name"`
@@ -123,7 +140,7 @@ func ParseHosts(path string) (*Hosts, error) {
 				where = fmt.Sprintf("%s:%d", path, n)
 			}
 		}
-		return nil, fmt.Errorf("%s: unknown field %q: a hosts file has ssh_config, [server] with name, address, cpus, ssh, and [[client]] entries with name, ssh, address, cpus, port", where, k.String())
+		return nil, fmt.Errorf("%s: unknown field %q: a hosts file has ssh_config, [server] with name, address, cpus, ssh, root, lab_cpus, port, and [[client]] entries with name, ssh, address, cpus, port", where, k.String())
 	}
 
 	h := &Hosts{Path: path}
@@ -173,6 +190,23 @@ func ParseHosts(path string) (*Hosts, error) {
 		if err := check(at("server", 0, "ssh"), "[server]", "ssh", s.SSH, checkDestination); err != nil {
 			return nil, err
 		}
+		// A server host over SSH runs the lab there: it needs the lab's folder, and CPUs for
+		// the lab itself apart from the contender's.
+		h.Server.Root, h.Server.LabCPUs, h.Server.Port = s.Root, s.LabCPUs, DefaultPort
+		if !filepath.IsAbs(s.Root) {
+			return nil, fmt.Errorf("%s: [server]: root %q: give the absolute path of the lab's folder on that host (a clone of this revision): the contender is built and started there", at("server", 0, "root"), s.Root)
+		}
+		if err := check(at("server", 0, "lab_cpus"), "[server]", "lab_cpus", s.LabCPUs, checkCPUList); err != nil {
+			return nil, err
+		}
+		if s.Port != nil {
+			if *s.Port < 1 || *s.Port > 65535 {
+				return nil, fmt.Errorf("%s: [server]: port %d: give a TCP port from 1 to 65535 (default %d)", at("server", 0, "port"), *s.Port, DefaultPort)
+			}
+			h.Server.Port = *s.Port
+		}
+	} else if s.Root != "" || s.LabCPUs != "" || s.Port != nil {
+		return nil, fmt.Errorf("%s: [server]: root, lab_cpus and port are for a server host reached over SSH (ssh = …); without ssh the contender runs on this host", at("server", 0, ""))
 	}
 
 	if len(f.Client) == 0 {
@@ -231,6 +265,9 @@ func WriteHosts(path string, h *Hosts) error {
 		Address string `toml:"address"`
 		CPUs    string `toml:"cpus"`
 		SSH     string `toml:"ssh,omitempty"`
+		Root    string `toml:"root,omitempty"`
+		LabCPUs string `toml:"lab_cpus,omitempty"`
+		Port    int    `toml:"port,omitzero"`
 	}
 	type client struct {
 		Name    string `toml:"name"`
@@ -245,7 +282,7 @@ func WriteHosts(path string, h *Hosts) error {
 		Client    []client `toml:"client"`
 	}{SSHConfig: h.SSHConfig, Server: server(h.Server)}
 	for _, c := range h.Clients {
-		out.Client = append(out.Client, client(c))
+		out.Client = append(out.Client, client{Name: c.Name, SSH: c.SSH, Address: c.Address, CPUs: c.CPUs, Port: c.Port})
 	}
 	var b strings.Builder
 	if err := toml.NewEncoder(&b).Encode(out); err != nil {

@@ -184,7 +184,12 @@ func (r *Remote) start(ctx context.Context, c ClientHost) error {
 
 	// The shell reports its pid, then execs into taskset, which execs into the agent: the
 	// agent keeps the pid, so Stop can make sure of it after a dropped session.
-	agent := "echo arena-launch-pid $$; chmod 700 " + shellQuote(r.Dir+"/"+remoteAgent) + " && exec taskset -c " + shellQuote(c.CPUs) + " " +
+	// An agent with a Root runs there, the lab's folder on that host (a server agent).
+	root := ""
+	if c.Root != "" {
+		root = "cd " + shellQuote(c.Root) + " && ARENA_ROOT=" + shellQuote(c.Root) + " "
+	}
+	agent := "echo arena-launch-pid $$; chmod 700 " + shellQuote(r.Dir+"/"+remoteAgent) + " && " + root + "exec taskset -c " + shellQuote(c.CPUs) + " " +
 		shellQuote(r.Dir+"/"+remoteAgent) + " agent --listen " + shellQuote(c.Addr()) + " --name " + shellQuote(c.Name) + " --exit-with-stdin"
 	cmd := exec.Command("ssh", r.l.sshArgs(c.SSH, agent)...)
 	// Its own process group: a Ctrl-C at the terminal reaches the coordinator, which stops

@@ -242,6 +242,8 @@ type AgentTag struct {
 	P50       float64 `json:"p50_ms"`
 	P99       float64 `json:"p99_ms"`
 	Max       float64 `json:"max_ms"`
+	// Timeline is its own windows, on the cell's clock (the one the server's samples use).
+	Timeline []Window `json:"timeline,omitempty"`
 }
 
 // Topology is where a multi-host run ran: the contender's host and CPUs, and each load

@@ -345,3 +345,51 @@ func TestUnboundedStreamChecks(t *testing.T) {
 		t.Errorf("the reference with back-pressure: %v; want its drops caught", err)
 	}
 }
+
+// A server given BIND_ADDRESS (here 127.0.0.2, local on Linux like all of 127/8) passes the
+// listener and bind checks only when its port is there alone: the same port kept on 127.0.0.1
+// too fails both, and a server that is not there at all fails both.
+func TestListenersAndBindChecksFollowTheBindAddress(t *testing.T) {
+	bound, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("127.0.0.2 is not local here: %v", err)
+	}
+	ready := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	go func() { _ = http.Serve(bound, ready) }()
+	defer bound.Close()
+	s := inProcessAt(t, bound.Addr().String())
+	_, port, _ := net.SplitHostPort(s.Addr)
+	ctx := context.Background()
+
+	c := s.ListenersCheck()
+	if !c.OK || !strings.Contains(c.Name, "BIND_ADDRESS 127.0.0.2") {
+		t.Fatalf("the port on 127.0.0.2 alone: %q ok %v, %q", c.Name, c.OK, c.Detail)
+	}
+	if c := s.BindCheck(ctx); !c.OK {
+		t.Fatalf("answering on 127.0.0.2 alone: %s", c.Detail)
+	}
+
+	also, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		t.Skipf("127.0.0.1:%s is taken: %v", port, err)
+	}
+	go func() { _ = http.Serve(also, ready) }()
+	c = s.ListenersCheck()
+	if c.OK || !strings.Contains(c.Detail, "also on 127.0.0.1:"+port) {
+		t.Errorf("the port on 127.0.0.1 too: ok %v, %q", c.OK, c.Detail)
+	}
+	if c := s.BindCheck(ctx); c.OK || !strings.Contains(c.Detail, "127.0.0.1:"+port+" accepts connections too") {
+		t.Errorf("answering on 127.0.0.1 too: ok %v, %q", c.OK, c.Detail)
+	}
+	also.Close()
+
+	// Where BIND_ADDRESS points but nothing listens: the port is elsewhere (the contract's
+	// 127.0.0.1, as a contender that ignored the variable).
+	elsewhere := inProcessAt(t, "127.0.0.3:"+port)
+	if c := elsewhere.ListenersCheck(); c.OK || !strings.Contains(c.Detail, "no listener on 127.0.0.3:"+port) {
+		t.Errorf("nothing on 127.0.0.3: ok %v, %q", c.OK, c.Detail)
+	}
+	if c := elsewhere.BindCheck(ctx); c.OK {
+		t.Error("nothing on 127.0.0.3: the bind check passed")
+	}
+}

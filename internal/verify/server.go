@@ -151,10 +151,20 @@ func processTree(root int) ([]int, error) {
 	return tree, nil
 }
 
-// ListenersCheck checks that every TCP socket the server's processes listen on is bound to
-// loopback (the contract binds 127.0.0.1): a contender on 0.0.0.0 is open to the network.
+// ContractHost is the address the contract binds PORT to when no BIND_ADDRESS is given.
+const ContractHost = "127.0.0.1"
+
+// ListenersCheck checks where the server's process tree listens (/proc): its port on the
+// server's own address only (the contract's 127.0.0.1, or the BIND_ADDRESS it was given in
+// Addr) and every other listener on loopback. A contender on 0.0.0.0 is open to the network;
+// one that keeps 127.0.0.1:PORT beside BIND_ADDRESS half ignored it.
 func (s *Server) ListenersCheck() Check {
+	host, port, _ := net.SplitHostPort(s.Addr)
+	bound := net.ParseIP(host)
 	c := Check{Group: GroupHTTP, Name: "every listener of the process tree is on loopback"}
+	if host != ContractHost {
+		c.Name = fmt.Sprintf("the port on BIND_ADDRESS %s only, every other listener on loopback", host)
+	}
 	if s.Pid == 0 {
 		c.Detail = "no process to read"
 		return c
@@ -164,23 +174,55 @@ func (s *Server) ListenersCheck() Check {
 		c.Detail = err.Error()
 		return c
 	}
-	_, port, _ := net.SplitHostPort(s.Addr)
-	var open []string
+	var open, elsewhere []string
 	found := false
 	for _, a := range addrs {
-		host, p, _ := net.SplitHostPort(a)
-		found = found || p == port
-		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		h, p, _ := net.SplitHostPort(a)
+		ip := net.ParseIP(h)
+		switch {
+		case ip == nil || !(ip.IsLoopback() || ip.Equal(bound)):
 			open = append(open, a)
+		case p != port: // a listener of its own beside the port (e.g. pprof's), on loopback
+		case ip.Equal(bound):
+			found = true
+		default: // the port on another loopback address too
+			elsewhere = append(elsewhere, a)
 		}
 	}
 	switch {
 	case len(open) > 0:
 		c.Detail = "listening beyond loopback on " + strings.Join(open, ", ")
 	case !found:
-		c.Detail = fmt.Sprintf("no listener on port %s among the tree's sockets %v", port, addrs)
+		c.Detail = fmt.Sprintf("no listener on %s among the tree's sockets %v", s.Addr, addrs)
+	case len(elsewhere) > 0:
+		c.Detail = fmt.Sprintf("port %s is also on %s, not only on %s", port, strings.Join(elsewhere, ", "), host)
 	default:
 		c.OK = true
+	}
+	return c
+}
+
+// BindCheck checks, from outside, a server given a BIND_ADDRESS (its Addr): it answers the
+// readiness probe there, and the contract's 127.0.0.1 on the same port refuses connections,
+// as it would on a host where load agents reach it on BIND_ADDRESS alone.
+func (s *Server) BindCheck(ctx context.Context) Check {
+	host, port, _ := net.SplitHostPort(s.Addr)
+	c := request{name: fmt.Sprintf("answers on BIND_ADDRESS %s, and %s on the same port refuses", host, ContractHost),
+		path: "/actuator/health/readiness", status: 200}.run(ctx, s.Base())
+	c.Group = GroupHTTP
+	if !c.OK {
+		return c
+	}
+	if host == ContractHost {
+		c.OK, c.Detail = false, "no BIND_ADDRESS: the server is on the contract's "+ContractHost
+		return c
+	}
+	d := net.Dialer{Timeout: 2 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ContractHost, port))
+	if err == nil {
+		nc.Close()
+		c.OK, c.Detail = false, fmt.Sprintf("%s accepts connections too: BIND_ADDRESS must replace %s, not add to it",
+			net.JoinHostPort(ContractHost, port), ContractHost)
 	}
 	return c
 }

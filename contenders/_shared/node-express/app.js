@@ -45,11 +45,13 @@ function text(res, body) {
 }
 
 /**
- * The app. express is the contender's own package; resources the folder of data1.json and
- * data2.json; mount(app, { onlyGet }), when given, adds routes before the 404 fallback.
+ * The app. express is the contender's own package; host and port where it listens; resources
+ * the folder of data1.json and data2.json; mount(app, { onlyGet }), when given, adds routes
+ * before the 404 fallback.
  */
-function createApp(express, { port, resources, mount }) {
-  const downstream = (process.env.DOWNSTREAM_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, '');
+function createApp(express, { host, port, resources, mount }) {
+  // Unset: itself, on the address it listens on (127.0.0.1 does not answer once moved).
+  const downstream = (process.env.DOWNSTREAM_URL || `http://${host}:${port}`).replace(/\/+$/, '');
   const app = express();
   app.disable('x-powered-by');
 

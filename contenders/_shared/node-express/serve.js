@@ -2,8 +2,8 @@
 
 // One event loop's server, the same in node-express (the one process) and in every
 // node-express-cluster worker, so that the two differ only in one loop against a cluster of
-// them: the Express app on 127.0.0.1:$PORT, the /chat and /stream WebSockets on the same
-// http.Server, and the stop on SIGTERM.
+// them: the Express app on 127.0.0.1:$PORT (or $BIND_ADDRESS:$PORT), the /chat and /stream
+// WebSockets on the same http.Server, and the stop on SIGTERM.
 //
 // These shared files are required by path from the contenders' folders. Node resolves a bare
 // require('express') from the requiring file's own folder upwards, which from here is
@@ -24,22 +24,26 @@ const GRACE_MS = 2000; // open requests get this long after SIGTERM, then their 
  */
 function serve({ express, WebSocketServer }, { label, resources, attachChat, statsOf }) {
   const port = Number(process.env.PORT || 8080);
+  // BIND_ADDRESS only in a multi-host run, where load agents on other hosts must reach it. In a
+  // cluster the workers' address is the one the primary listens on for them.
+  const host = process.env.BIND_ADDRESS || '127.0.0.1';
 
   // /stream (study 003): BACKPRESSURE decides how each client's messages reach ws.
   const stream = createStream(new WebSocketServer(wssOptions));
   const stats = statsOf ? statsOf(stream) : stream.stats;
   const app = createApp(express, {
+    host,
     port,
     resources,
     mount: (routes, { onlyGet }) => streamRoutes(routes, stats, onlyGet),
   });
 
-  const server = app.listen(port, '127.0.0.1', (err) => {
+  const server = app.listen(port, host, (err) => {
     if (err) {
-      console.error(`${label} cannot listen on 127.0.0.1:${port}: ${err.message}`);
+      console.error(`${label} cannot listen on ${host}:${port}: ${err.message}`);
       process.exit(1);
     }
-    console.log(`${label} listening on 127.0.0.1:${port} (Node ${process.version}, pid ${process.pid}, BACKPRESSURE ${stream.backpressure ? 'on' : 'off'})`);
+    console.log(`${label} listening on ${host}:${port} (Node ${process.version}, pid ${process.pid}, BACKPRESSURE ${stream.backpressure ? 'on' : 'off'})`);
   });
   const chat = attachChat();
   // WebSocket upgrades on the same server, by path; every other request goes to Express.

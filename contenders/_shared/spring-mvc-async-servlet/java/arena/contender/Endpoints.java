@@ -35,7 +35,7 @@ class Endpoints {
     private final String downstreamUrl;
 
     Endpoints(TaskScheduler scheduler, HttpClient http, ObjectMapper json,
-            @Value("${DOWNSTREAM_URL:http://127.0.0.1:${server.port}}") String downstreamUrl) {
+            @Value("${DOWNSTREAM_URL:http://${server.address}:${server.port}}") String downstreamUrl) {
         this.scheduler = scheduler;
         this.http = http;
         this.json = json;

@@ -17,7 +17,7 @@ class Downstream {
 
     @Bean
     RestClient downstreamClient(RestClient.Builder builder,
-            @Value("${DOWNSTREAM_URL:http://127.0.0.1:${server.port}}") String baseUrl) {
+            @Value("${DOWNSTREAM_URL:http://${server.address}:${server.port}}") String baseUrl) {
         // One shared JDK client: it pools keep-alive connections. HTTP/1.1 because the default
         // (HTTP/2) offers an h2c upgrade with every request to a server that speaks HTTP/1.1 only
         // (baselines/spring-mvc-data runs on that default).

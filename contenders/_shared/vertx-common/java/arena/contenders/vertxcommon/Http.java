@@ -44,10 +44,10 @@ public final class Http {
         ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, "application/json").end(UP);
     }
 
-    /** The server on 127.0.0.1:port, with the chat's WebSocket limits. */
-    public static Future<Void> listen(Vertx vertx, Router router, int port) {
+    /** The server on host:port (127.0.0.1 unless BIND_ADDRESS), with the chat's WebSocket limits. */
+    public static Future<Void> listen(Vertx vertx, Router router, String host, int port) {
         return vertx.createHttpServer(new HttpServerOptions()
-                        .setHost("127.0.0.1")
+                        .setHost(host)
                         .setPort(port)
                         // The chat's limit: a message (one frame or its fragments) over 64 KiB is closed
                         // with 1009. The frame limit is higher, see Chat.MAX_FRAME.

@@ -11,8 +11,8 @@ import io.vertx.core.json.JsonObject;
 /**
  * What both Vert.x contenders' main() does around its deployment, which is theirs: read the
  * contract's variables, start Vert.x with its default options, close it on SIGTERM, and report
- * the deployment. The verticles get {@code port}, {@code downstream}, {@code backpressure} and
- * {@code instances} as their config.
+ * the deployment. The verticles get {@code host}, {@code port}, {@code downstream},
+ * {@code backpressure} and {@code instances} as their config.
  */
 public final class Launch {
 
@@ -30,8 +30,11 @@ public final class Launch {
 
     /** {@code server} names the contender in the log lines. */
     public static Launch start(String server) {
+        // BIND_ADDRESS only in a multi-host run, where load agents on other hosts must reach it.
+        String host = env("BIND_ADDRESS", "127.0.0.1");
         int port = Integer.parseInt(env("PORT", "8080"));
-        String downstream = env("DOWNSTREAM_URL", "http://127.0.0.1:" + port);
+        // Unset: itself, on the address it listens on (127.0.0.1 does not answer once moved).
+        String downstream = env("DOWNSTREAM_URL", "http://" + host + ":" + port);
         boolean backpressure = switch (env("BACKPRESSURE", "on").toLowerCase()) {
             case "on" -> true;
             case "off" -> false;
@@ -55,6 +58,7 @@ public final class Launch {
         }, "vertx-shutdown"));
 
         JsonObject config = new JsonObject()
+                .put("host", host)
                 .put("port", port)
                 .put("downstream", downstream)
                 .put("backpressure", backpressure)
@@ -78,8 +82,8 @@ public final class Launch {
 
     /** Logs the start once {@code deployed} succeeds ({@code what} says what runs); exits 1 if it fails. */
     public void report(Future<?> deployed, String what) {
-        deployed.onSuccess(id -> System.out.printf("%s: listening on 127.0.0.1:%d, %s, downstream %s, back-pressure %s%n",
-                        server, config.getInteger("port"), what, config.getString("downstream"),
+        deployed.onSuccess(id -> System.out.printf("%s: listening on %s:%d, %s, downstream %s, back-pressure %s%n",
+                        server, config.getString("host"), config.getInteger("port"), what, config.getString("downstream"),
                         config.getBoolean("backpressure") ? "on" : "off"))
                 .onFailure(e -> {
                     System.err.println(server + ": failed to start: " + e);

@@ -36,8 +36,11 @@ public final class Main {
     static final int MAX_CONTENT = 64 * 1024;
 
     public static void main(String[] args) throws InterruptedException {
+        // BIND_ADDRESS only in a multi-host run, where load agents on other hosts must reach it.
+        String host = env("BIND_ADDRESS", "127.0.0.1");
         int port = Integer.parseInt(env("PORT", "8080"));
-        URI downstreamUrl = URI.create(env("DOWNSTREAM_URL", "http://127.0.0.1:" + port));
+        // Unset: itself, on the address it listens on (127.0.0.1 does not answer once moved).
+        URI downstreamUrl = URI.create(env("DOWNSTREAM_URL", "http://" + host + ":" + port));
         boolean backpressure = backpressure(env("BACKPRESSURE", "on"));
 
         // The native transport when it loads (Linux x86_64), NIO otherwise.
@@ -72,7 +75,7 @@ public final class Main {
                     }
                 });
 
-        Channel server = bootstrap.bind(new InetSocketAddress("127.0.0.1", port)).sync().channel();
+        Channel server = bootstrap.bind(new InetSocketAddress(host, port)).sync().channel();
 
         // SIGTERM: stop accepting, then let the loops go after a short quiet period. Pending
         // /delayed timers are cancelled by the shutdown, so the process is gone within ~2 s.
@@ -84,8 +87,8 @@ public final class Main {
             workers.terminationFuture().awaitUninterruptibly(3, TimeUnit.SECONDS);
         }, "shutdown"));
 
-        System.out.printf("netty listening on 127.0.0.1:%d (%s transport, %d event loops), downstream %s, back-pressure %s%n",
-                port, epoll ? "epoll" : "nio", workers.executorCount(), downstreamUrl, backpressure ? "on" : "off");
+        System.out.printf("netty listening on %s:%d (%s transport, %d event loops), downstream %s, back-pressure %s%n",
+                host, port, epoll ? "epoll" : "nio", workers.executorCount(), downstreamUrl, backpressure ? "on" : "off");
         server.closeFuture().sync();
     }
 

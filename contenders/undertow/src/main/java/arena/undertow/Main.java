@@ -22,8 +22,11 @@ public final class Main {
     private static final int SHUTDOWN_TIMEOUT_MS = 2_000;
 
     public static void main(String[] args) {
+        // BIND_ADDRESS only in a multi-host run, where load agents on other hosts must reach it.
+        String host = env("BIND_ADDRESS", "127.0.0.1");
         int port = Integer.parseInt(env("PORT", "8080"));
-        URI downstreamUrl = URI.create(env("DOWNSTREAM_URL", "http://127.0.0.1:" + port));
+        // Unset: itself, on the address it listens on (127.0.0.1 does not answer once moved).
+        URI downstreamUrl = URI.create(env("DOWNSTREAM_URL", "http://" + host + ":" + port));
         String workerThreads = env("WORKER_THREADS", null);
         boolean backpressure = backpressure(env("BACKPRESSURE", "on"));
         Stream stream = new Stream(backpressure);
@@ -52,7 +55,7 @@ public final class Main {
                 });
 
         Undertow.Builder builder = Undertow.builder()
-                .addHttpListener(port, "127.0.0.1")
+                .addHttpListener(port, host)
                 .setHandler(new JsonErrors(routes))
                 // stop() waits this long for busy workers, then interrupts them (shutdownNow).
                 .setServerOption(UndertowOptions.SHUTDOWN_TIMEOUT, SHUTDOWN_TIMEOUT_MS);
@@ -71,8 +74,8 @@ public final class Main {
         Runtime.getRuntime().addShutdownHook(new Thread(undertow::stop, "shutdown"));
 
         var worker = undertow.getWorker().getMXBean();
-        System.out.printf("undertow listening on 127.0.0.1:%d (%d IO threads, %d worker threads), downstream %s, back-pressure %s%n",
-                port, worker.getIoThreadCount(), worker.getMaxWorkerPoolSize(), downstreamUrl, backpressure ? "on" : "off");
+        System.out.printf("undertow listening on %s:%d (%d IO threads, %d worker threads), downstream %s, back-pressure %s%n",
+                host, port, worker.getIoThreadCount(), worker.getMaxWorkerPoolSize(), downstreamUrl, backpressure ? "on" : "off");
     }
 
     private static boolean backpressure(String value) {

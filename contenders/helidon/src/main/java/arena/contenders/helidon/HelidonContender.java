@@ -20,8 +20,8 @@ import io.helidon.webserver.websocket.WsRouting;
 /**
  * Helidon 4 SE WebServer ("Níma"): every request runs on a new virtual thread, so handlers block
  * as plain code does. /chat is Helidon's WebSocket support (a WsListener per connection, each
- * connection on a virtual thread of its own). Started on 127.0.0.1:$PORT; Helidon's own JVM
- * shutdown hook stops it on SIGTERM.
+ * connection on a virtual thread of its own). Started on 127.0.0.1:$PORT (or $BIND_ADDRESS:$PORT);
+ * Helidon's own JVM shutdown hook stops it on SIGTERM.
  */
 public final class HelidonContender {
 
@@ -34,8 +34,11 @@ public final class HelidonContender {
         // java.util.logging from logging.properties, as a Helidon SE main starts.
         LogConfig.configureRuntime();
 
+        // BIND_ADDRESS only in a multi-host run, where load agents on other hosts must reach it.
+        String host = System.getenv().getOrDefault("BIND_ADDRESS", "127.0.0.1");
         int port = Integer.parseInt(System.getenv().getOrDefault("PORT", "8080"));
-        String downstreamUrl = System.getenv().getOrDefault("DOWNSTREAM_URL", "http://127.0.0.1:" + port)
+        // Unset: itself, on the address it listens on (127.0.0.1 does not answer once moved).
+        String downstreamUrl = System.getenv().getOrDefault("DOWNSTREAM_URL", "http://" + host + ":" + port)
                 .replaceAll("/+$", "");
 
         // One shared blocking WebClient: HTTP/1.1 keep-alive connections in its (default, shared)
@@ -53,7 +56,7 @@ public final class HelidonContender {
         StreamStats streams = new StreamStats();
 
         WebServer server = WebServer.builder()
-                .host("127.0.0.1")
+                .host(host)
                 .port(port)
                 .directHandlers(JsonErrors.direct())
                 .routing(routing -> routing(routing, handlers, streams))
@@ -68,7 +71,7 @@ public final class HelidonContender {
                 .addProtocol(WsConfig.builder().maxFrameLength(ChatListener.MAX_FRAME).build())
                 .build()
                 .start();
-        System.out.println("helidon listening on http://127.0.0.1:" + server.port()
+        System.out.println("helidon listening on http://" + host + ":" + server.port()
                 + " (Helidon SE 4.3.1, virtual threads, BACKPRESSURE=" + (backpressure ? "on" : "off") + ")");
     }
 

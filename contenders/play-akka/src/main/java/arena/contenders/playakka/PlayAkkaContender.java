@@ -20,7 +20,8 @@ import scala.Option;
  * take an error handler or a bind address (it always binds 0.0.0.0 with Play's HTML error
  * pages), so the same steps are done here by hand, as Play's own {@code AkkaHttpServerComponents}
  * does: build the application from {@link ArenaComponents}, start it, and serve it with
- * {@link AkkaHttpServer} on 127.0.0.1:$PORT. The result is wrapped in {@code play.server.Server}.
+ * {@link AkkaHttpServer} on 127.0.0.1:$PORT (or $BIND_ADDRESS:$PORT). The result is wrapped in
+ * {@code play.server.Server}.
  *
  * <p>On SIGTERM, a JVM shutdown hook (as in Play's ProdServerStart) stops the server through Akka's
  * CoordinatedShutdown: unbind, give open requests Play's termination timeout, stop the application.
@@ -31,8 +32,11 @@ public final class PlayAkkaContender {
     }
 
     public static void main(String[] args) {
+        // BIND_ADDRESS only in a multi-host run, where load agents on other hosts must reach it.
+        String host = System.getenv().getOrDefault("BIND_ADDRESS", "127.0.0.1");
         int port = Integer.parseInt(System.getenv().getOrDefault("PORT", "9000"));
-        String downstream = System.getenv().getOrDefault("DOWNSTREAM_URL", "http://127.0.0.1:" + port);
+        // Unset: itself, on the address it listens on (127.0.0.1 does not answer once moved).
+        String downstream = System.getenv().getOrDefault("DOWNSTREAM_URL", "http://" + host + ":" + port);
         boolean backpressure = backpressure(System.getenv("BACKPRESSURE"));
 
         ClassLoader classLoader = PlayAkkaContender.class.getClassLoader();
@@ -48,7 +52,7 @@ public final class PlayAkkaContender {
         play.api.Play.start(application.asScala());
 
         ServerConfig config = ServerConfig.apply(classLoader, new File("."), Option.apply(port),
-                Option.empty(), "127.0.0.1", Mode.PROD.asScala(), System.getProperties());
+                Option.empty(), host, Mode.PROD.asScala(), System.getProperties());
         Server server = new Server(AkkaHttpServer.fromApplication(application.asScala(), config));
 
         // As Play's ProdServerStart does: Play turns Akka's own JVM shutdown hook off, so SIGTERM

@@ -44,7 +44,7 @@ public class HttpVerticle extends AbstractVerticle {
         router.get("/stream/stats").handler(ctx -> ask(ctx, Addresses.STREAM_STATS, null, new DeliveryOptions(), "application/json"));
         Http.plumbing(router, "vertx-eventbus");
 
-        Http.listen(vertx, router, config().getInteger("port")).onComplete(started);
+        Http.listen(vertx, router, config().getString("host"), config().getInteger("port")).onComplete(started);
     }
 
     /** /delayed and /sleep: the service verticle holds the timer, this side only the request. */

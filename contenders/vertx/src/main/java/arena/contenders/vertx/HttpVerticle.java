@@ -44,7 +44,7 @@ public class HttpVerticle extends AbstractVerticle {
         router.get("/stream/stats").handler(stream::stats);
         Http.plumbing(router, "vertx");
 
-        Http.listen(vertx, router, config().getInteger("port")).onComplete(started);
+        Http.listen(vertx, router, config().getString("host"), config().getInteger("port")).onComplete(started);
     }
 
     private static void text(HttpServerResponse response, String body) {

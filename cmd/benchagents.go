@@ -1,0 +1,182 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arena-lab/arena/internal/bench"
+	"github.com/arena-lab/arena/internal/lab"
+)
+
+// defaultAgentCPUs lays out three agents on a 2-core machine whose CPU 1 is the server's:
+// two share CPU 0, the third sits beside the server (the output warns of both).
+var defaultAgentCPUs = []int{0, 0, 1}
+
+func newBenchAgentsCmd() *cobra.Command {
+	var (
+		counts     []int
+		agentCPUs  []int
+		serverCPUs string
+		path       string
+		conns      int
+		duration   time.Duration
+		warmup     time.Duration
+		rounds     int
+		inProcess  bool
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "agents",
+		Short: "Measure the load agents: requests/s that 1, 2, 3 agents drive, and what merging their shares costs",
+		Long: `Starts the lab's downstream (arena downstream, pinned to --server-cpus) and as many load
+agents as the largest of --agents (arena agent, this binary, each pinned with taskset to its
+entry of --agent-cpus), then for each count N of --agents deals one closed loop of
+--connections (in all) out among the first N agents from one agreed start, as arena run
+--agent-addrs does, and measures:
+
+  requests/s  the merged count over the longest share's time, each agent's own CPU and
+              the server's, the merged p50/p99 and the errors;
+  merge       agent.Merge's wall time on the shares, and the shares' JSON size.
+
+One agent inside this process (no HTTP, no JSON) runs beside the 1-agent figure, so that
+the protocol's own cost shows (--in-process=false leaves it out). The coordinator, and with
+it the in-process agent, is pinned to the first agent's CPUs. Each count is warmed for
+--warmup before its first round; the counts then take turns round by round. Agents sharing
+a core with each other or with the server are reported: their figures then split a core.`,
+		Example: "  arena bench agents\n  arena bench agents --agents 1,2 --agent-cpus 0,0 --server-cpus 1 --duration 5s --rounds 1",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bench.CheckAgentCounts(counts); err != nil {
+				return err
+			}
+			most := counts[len(counts)-1]
+			if conns < most || conns > 10000 || rounds < 1 || rounds > 20 || duration < time.Second || warmup < 0 {
+				return fmt.Errorf("--connections %d..10000 (one at least per agent), --rounds 1..20, --duration ≥ 1s and --warmup ≥ 0", most)
+			}
+			if err := checkPath(path); err != nil {
+				return err
+			}
+			cpus := agentCPUs
+			if !cmd.Flags().Changed("agent-cpus") {
+				if most > len(defaultAgentCPUs) {
+					return fmt.Errorf("--agents up to %d: give --agent-cpus, one CPU per agent", most)
+				}
+				cpus = defaultAgentCPUs[:most]
+			}
+			sets, err := bench.AgentCPUSets(cpus, most)
+			if err != nil {
+				return err
+			}
+			server, err := lab.ParseCPUs(serverCPUs)
+			if err != nil {
+				return fmt.Errorf("--server-cpus: %w", err)
+			}
+			root, err := lab.FindRoot()
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			logDir := filepath.Join(root, ".arena", "bench-logs")
+			_ = os.MkdirAll(logDir, 0o755)
+			ds, err := lab.StartDownstream(server, 0, filepath.Join(logDir, labDownstream+".log"))
+			if err != nil {
+				return err
+			}
+			defer ds.Stop()
+			if err := lab.PinSelf(sets[0]); err != nil {
+				return err
+			}
+			layout, warnings := bench.AgentLayout(server, sets)
+			fmt.Fprintf(stderr, "bench agents: %s\n", layout)
+			for _, w := range warnings {
+				fmt.Fprintf(stderr, "bench agents: warning: %s\n", w)
+			}
+			ctx := cmd.Context()
+			res, err := bench.MeasureAgents(ctx, bench.AgentsPlan{Exe: exe, Counts: counts, AgentCPUs: sets, InProcess: inProcess,
+				Target: ds.Addr, ServerPid: ds.Pid(), ServerCPUs: server, Path: path, Connections: conns,
+				Duration: duration, Warmup: warmup, Rounds: rounds, LogDir: logDir, Progress: stderr})
+			if err != nil && ctx.Err() == nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				fmt.Fprintln(stderr, "bench agents: interrupted: the rounds that finished follow")
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			} else {
+				printAgents(stdout, res, layout, warnings)
+			}
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntSliceVar(&counts, "agents", []int{1, 2, 3}, "agent counts to measure, in increasing order")
+	f.IntSliceVar(&agentCPUs, "agent-cpus", defaultAgentCPUs, "agent i's CPU, one entry per agent up to the largest count")
+	f.StringVar(&serverCPUs, "server-cpus", "1", "CPUs the downstream is pinned to (taskset list)")
+	f.StringVar(&path, "path", "/resources/data1.json", "the request path on the downstream")
+	f.IntVar(&conns, "connections", 64, "closed-loop connections in all, dealt out among the agents")
+	f.DurationVar(&duration, "duration", 10*time.Second, "length of each round")
+	f.DurationVar(&warmup, "warmup", 3*time.Second, "load before each count's first round, not counted")
+	f.IntVar(&rounds, "rounds", 3, "rounds per count, the counts taking turns")
+	f.BoolVar(&inProcess, "in-process", true, "also measure one agent inside this process (no HTTP), beside the 1-agent figure")
+	f.BoolVar(&asJSON, "json", false, "print the measurement as JSON instead of tables")
+	return cmd
+}
+
+// printAgents prints the rounds and then each count's means as Markdown tables, under the
+// layout and its warnings, so that a pasted table keeps where its figures came from.
+func printAgents(out io.Writer, a bench.Agents, layout string, warnings []string) {
+	fmt.Fprintf(out, "\n### Agents: lab-downstream %s, %d connections in all, %.0f s rounds\n\n", a.Path, a.Connections, a.Seconds)
+	fmt.Fprintf(out, "Layout: %s.\n", layout)
+	for _, w := range warnings {
+		fmt.Fprintf(out, "Warning: %s.\n", w)
+	}
+	fmt.Fprintln(out, "\n| agents | via | round | requests/s | agent CPU % | server CPU % | p50 ms | p99 ms | errors | merge ms | shares KB |")
+	fmt.Fprintln(out, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, lv := range a.Levels {
+		for i, r := range lv.Rounds {
+			cpus := make([]string, len(r.AgentCPU))
+			for j, c := range r.AgentCPU {
+				cpus[j] = fmt.Sprintf("%.0f", c)
+			}
+			fmt.Fprintf(out, "| %d | %s | %d | %.0f | %s | %.0f | %.2f | %.2f | %d | %.3f | %.1f |\n", lv.Agents, lv.Via, i+1, r.RPS,
+				strings.Join(cpus, " / "), r.ServerCPU, r.P50, r.P99, r.Errors, r.MergeMs, float64(r.ShareBytes)/1024)
+		}
+	}
+	one := a.Of(1, "http")
+	var base float64
+	if one != nil {
+		base, _, _ = one.Mean()
+	}
+	fmt.Fprintln(out, "\n| agents | via | requests/s (mean) | × 1 agent over HTTP | merge ms (mean) | shares KB (mean) |")
+	fmt.Fprintln(out, "| ---: | --- | ---: | ---: | ---: | ---: |")
+	for _, lv := range a.Levels {
+		if len(lv.Rounds) == 0 {
+			continue
+		}
+		rps, merge, bytes := lv.Mean()
+		ratio := "–"
+		if base > 0 {
+			ratio = fmt.Sprintf("%.2f×", rps/base)
+		}
+		fmt.Fprintf(out, "| %d | %s | %.0f | %s | %.3f | %.1f |\n", lv.Agents, lv.Via, rps, ratio, merge, bytes/1024)
+	}
+}

@@ -1,0 +1,331 @@
+package agent
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The server agent's part of the protocol: the whole run on the contender's host.
+//
+//	POST /v1/run          RunRequest → the run's progress as text, line by line, then the
+//	                      line "arena-run-end: ok" or "arena-run-end: <error>"
+//	GET  /v1/runs/{id}    the run's folder as a gzipped tar, once it has ended
+//
+// The lab on that host builds, verifies, starts, probes and stops the contender exactly as
+// on one machine, and drives the load from the load agents the request names: the same
+// code, not a second one. A coordinator that goes away (Ctrl-C) ends the run, which keeps
+// its finished cells; the coordinator then fetches the folder.
+
+// RunFunc runs `arena run` with args in this process, writing its progress to out.
+type RunFunc func(ctx context.Context, args []string, out io.Writer) error
+
+// RunRequest is a run for a server agent: the `arena run` arguments (scenario, contenders,
+// levels, …; the agent adds where the results go) under a name the coordinator chose.
+type RunRequest struct {
+	ID   string   `json:"id"`
+	Args []string `json:"args"`
+}
+
+// RunEnd starts the last line of a run's progress.
+const RunEnd = "arena-run-end: "
+
+var runID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// setByAgent are run flags a coordinator may not pass: the agent sets where results go, and
+// a server agent's run never launches agents of its own beyond the addresses it is given.
+var setByAgent = []string{"--out", "--id", "--hosts", "--kubernetes", "--agents"}
+
+// Check refuses a request the agent would not run.
+func (r RunRequest) Check() error {
+	if !runID.MatchString(r.ID) {
+		return fmt.Errorf("run id %q: letters, digits, '.', '_' or '-'", r.ID)
+	}
+	for _, a := range r.Args {
+		for _, f := range setByAgent {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				return fmt.Errorf("%s is the agent's to set", f)
+			}
+		}
+	}
+	return nil
+}
+
+// runs tracks the server agent's run: one at a time.
+type runs struct {
+	mu      sync.Mutex
+	current string // the id of the run under way, "" when none
+}
+
+func (s *Server) runsDir() string {
+	if s.RunsDir != "" {
+		return s.RunsDir
+	}
+	return filepath.Join(os.TempDir(), "arena-agent-runs")
+}
+
+func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
+	if s.Run == nil {
+		writeError(w, http.StatusNotImplemented, "agent "+s.Self.Name+" runs no lab")
+		return
+	}
+	var req RunRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJob)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "a run request is JSON: "+err.Error())
+		return
+	}
+	if err := req.Check(); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !s.busy.CompareAndSwap(false, true) {
+		writeError(w, http.StatusConflict, "agent "+s.Self.Name+" is busy: one coordinator at a time")
+		return
+	}
+	s.runs.mu.Lock()
+	s.runs.current = req.ID
+	s.runs.mu.Unlock()
+	defer func() {
+		s.runs.mu.Lock()
+		s.runs.current = ""
+		s.runs.mu.Unlock()
+		s.busy.Store(false)
+	}()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	out := &flushWriter{w: w, f: http.NewResponseController(w)}
+	args := append(append([]string{}, req.Args...), "--out", s.runsDir(), "--id", req.ID)
+	err := s.Run(r.Context(), args, out)
+	end := "ok"
+	if err != nil {
+		end = strings.ReplaceAll(err.Error(), "\n", " ")
+	}
+	fmt.Fprintf(out, "\n%s%s\n", RunEnd, end)
+}
+
+func (s *Server) serveRunFolder(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !runID.MatchString(id) {
+		writeError(w, http.StatusBadRequest, "no such run id")
+		return
+	}
+	s.runs.mu.Lock()
+	running := s.runs.current == id
+	s.runs.mu.Unlock()
+	if running {
+		writeError(w, http.StatusConflict, "run "+id+" is still under way")
+		return
+	}
+	dir := filepath.Join(s.runsDir(), id)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		writeError(w, http.StatusNotFound, "no run "+id+" on agent "+s.Self.Name)
+		return
+	}
+	w.Header().Set("Content-Type", "application/gzip")
+	w.WriteHeader(http.StatusOK)
+	_ = writeTarGz(w, dir) // a cut archive fails the coordinator's extraction
+}
+
+// flushWriter sends each write at once: the coordinator shows the progress as it comes.
+type flushWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+	f  *http.ResponseController
+}
+
+func (f *flushWriter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, err := f.w.Write(p)
+	_ = f.f.Flush()
+	return n, err
+}
+
+// writeTarGz writes dir's regular files and folders, paths relative to dir.
+func writeTarGz(w io.Writer, dir string) error {
+	gz := gzip.NewWriter(w)
+	tw := tar.NewWriter(gz)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() && !info.IsDir() {
+			return nil // no links or devices leave the host
+		}
+		hdr, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		hdr.Name = filepath.ToSlash(rel)
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if info.IsDir() {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(tw, f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+// RunRemote asks the server agent to carry out the run and copies its progress to progress
+// as it comes. It returns the run's own error, or an error when the run could not be asked
+// for or its end never came (the connection cut). ctx's end (Ctrl-C) ends the remote run,
+// which keeps its finished cells: fetch them with FetchRun.
+func (r *Remote) RunRemote(ctx context.Context, req RunRequest, progress io.Writer) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+r.addr+"/v1/run", strings.NewReader(string(body)))
+	if err != nil {
+		return err
+	}
+	resp, err := r.client.Do(hreq)
+	if err != nil {
+		return fmt.Errorf("server agent %s: %w", r.hello.Name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var f Failure
+		if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&f) == nil && f.Error != "" {
+			return fmt.Errorf("server agent %s: %s", r.hello.Name, f.Error)
+		}
+		return fmt.Errorf("server agent %s: %s", r.hello.Name, resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if end, ok := strings.CutPrefix(line, RunEnd); ok {
+			if end == "ok" {
+				return nil
+			}
+			return errors.New(end)
+		}
+		fmt.Fprintln(progress, line)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("server agent %s: the run's progress ended without its end (%v): the connection was cut", r.hello.Name, sc.Err())
+}
+
+// FetchRun copies the run's folder from the server agent into runsDir/id, waiting (up to
+// wait) while the run is still ending, and returns the folder.
+func (r *Remote) FetchRun(ctx context.Context, id, runsDir string, wait time.Duration) (string, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.addr+"/v1/runs/"+id, nil)
+		if err != nil {
+			return "", err
+		}
+		resp, err := r.client.Do(req)
+		if err != nil {
+			return "", fmt.Errorf("fetching run %s from %s: %w", id, r.hello.Name, err)
+		}
+		if resp.StatusCode == http.StatusConflict && time.Now().Before(deadline) {
+			resp.Body.Close()
+			select {
+			case <-time.After(300 * time.Millisecond):
+				continue
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+		if resp.StatusCode != http.StatusOK {
+			var f Failure
+			_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&f)
+			resp.Body.Close()
+			return "", fmt.Errorf("fetching run %s from %s: %s %s", id, r.hello.Name, resp.Status, f.Error)
+		}
+		dir := filepath.Join(runsDir, id)
+		err = extractTarGz(resp.Body, dir)
+		resp.Body.Close()
+		if err != nil {
+			return "", fmt.Errorf("fetching run %s from %s: %w", id, r.hello.Name, err)
+		}
+		return dir, nil
+	}
+}
+
+// extractTarGz unpacks folders and regular files into dir, refusing any path that would
+// leave it.
+func extractTarGz(rd io.Reader, dir string) error {
+	gz, err := gzip.NewReader(rd)
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(gz)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.FromSlash(hdr.Name)
+		if !filepath.IsLocal(name) {
+			return fmt.Errorf("the archive names %q, outside the run's folder", hdr.Name)
+		}
+		path := filepath.Join(dir, name)
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(path, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
