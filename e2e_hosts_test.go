@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -90,18 +89,7 @@ func TestSleepAndChatAcrossHosts(t *testing.T) {
 			t.Errorf("%s: no merged interval log", sc)
 		}
 	}
-	for _, h := range []string{"srv", "c1", "c2"} {
-		pids, err := topo.Pids(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, pid := range pids {
-			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if line := strings.ReplaceAll(string(cmdline), "\x00", " "); strings.Contains(line, " agent ") {
-				t.Errorf("after the runs, on %s: %s (pid %d) is left", h, line, pid)
-			}
-		}
-	}
+	onlySSHDLeft(t, topo, "after the runs")
 }
 
 // checkOnServerHost: the run carried out by the server agent on srv came back whole: the
@@ -180,33 +168,7 @@ func TestCtrlCOnAServerHostKeepsItsCells(t *testing.T) {
 	out := t.TempDir()
 	cmd := exec.Command(arenaBin, "run", "sleep", "--quick", "--levels", "sleep-c200,sleep-c400", "--contenders", "go-nethttp",
 		"--hosts", srvFile, "--out", out)
-	cmd.Env = append(os.Environ(), "ARENA_ROOT="+mustAbs(t, "."))
-	stderr, _ := cmd.StderrPipe()
-	cmd.Stdout = os.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sent := false
-		for sc.Scan() {
-			t.Log(sc.Text())
-			if !sent && strings.HasPrefix(sc.Text(), "[2/2]") {
-				time.Sleep(3 * time.Second) // into the second cell
-				_ = cmd.Process.Signal(os.Interrupt)
-				sent = true
-			}
-		}
-		done <- cmd.Wait()
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatal("arena did not stop after Ctrl-C")
-	}
+	err := interruptAt(t, cmd, "[2/2]", 3*time.Second) // into the second cell
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("exit %v; want 130 after Ctrl-C", err)
@@ -218,16 +180,67 @@ func TestCtrlCOnAServerHostKeepsItsCells(t *testing.T) {
 	if run.Cells[0].Outcome.Status != results.OutcomeOK || run.Cells[1].Outcome.Status != results.OutcomeInterrupted {
 		t.Fatalf("outcomes %s, %s; want ok then interrupted", run.Cells[0].Outcome.Status, run.Cells[1].Outcome.Status)
 	}
-	for _, h := range []string{"srv", "c1", "c2"} {
-		pids, err := topo.Pids(h)
+	onlySSHDLeft(t, topo, "after Ctrl-C")
+}
+
+// onlySSHDLeft: on every simulated host, nothing of arena is left (no agent, no contender,
+// no downstream): the host's sshd alone.
+func onlySSHDLeft(t *testing.T, topo *netns.Topology, when string) {
+	t.Helper()
+	for _, h := range topo.Hosts {
+		pids, err := topo.Pids(h.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, pid := range pids {
 			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if line := strings.ReplaceAll(string(cmdline), "\x00", " "); !strings.Contains(line, "sshd") {
-				t.Errorf("after Ctrl-C, on %s: %s (pid %d) is left", h, line, pid)
+			if line := strings.ReplaceAll(string(cmdline), "\x00", " "); line != "" && !strings.Contains(line, "sshd") {
+				t.Errorf("%s, on %s: %s (pid %d) is left", when, h.Name, line, pid)
 			}
+		}
+	}
+}
+
+// The same open-loop level from one agent and from three (issue 13's merge check, on a real
+// contender): the same hits scheduled and sent per stream, each agent a third of them, and
+// percentiles that agree within the noise.
+func TestOpenLoopFromOneAgentAndFromThreeAgree(t *testing.T) {
+	e2e(t)
+	one, three := t.TempDir(), t.TempDir()
+	common := []string{"run", "isolation", "--quick", "--duration", "5s", "--contenders", "go-nethttp"}
+	if log, code := arena(t, 5*time.Minute, append(common, "--out", one)...); code != 0 {
+		t.Fatalf("one agent: exit %d\n%s", code, log)
+	}
+	if log, code := arena(t, 5*time.Minute, append(common, "--agents", "3", "--out", three)...); code != 0 {
+		t.Fatalf("three agents: exit %d\n%s", code, log)
+	}
+	a, b := onlyCell(t, loadRun(t, one, "isolation")), onlyCell(t, loadRun(t, three, "isolation"))
+	if len(b.Agents) != 3 {
+		t.Fatalf("%d agents recorded, want 3", len(b.Agents))
+	}
+	for i, ta := range a.Tags {
+		tb := b.Tags[i]
+		if ta.Tag != tb.Tag || ta.Scheduled != tb.Scheduled || ta.Sent != tb.Sent || tb.Sent != tb.Scheduled {
+			t.Errorf("%s: one agent scheduled %d, sent %d; three %s %d, %d", ta.Tag, ta.Scheduled, ta.Sent, tb.Tag, tb.Scheduled, tb.Sent)
+		}
+		var parts int64
+		for _, ag := range b.Agents {
+			for _, at := range ag.Tags {
+				if at.Tag == tb.Tag {
+					parts += at.Sent
+					if at.Sent*3 < tb.Sent-3 || at.Sent*3 > tb.Sent+3 {
+						t.Errorf("%s: agent %s sent %d of %d, want a third", tb.Tag, ag.Name, at.Sent, tb.Sent)
+					}
+				}
+			}
+		}
+		if parts != tb.Sent {
+			t.Errorf("%s: the agents sent %d between them, the merge says %d", tb.Tag, parts, tb.Sent)
+		}
+		// /delayed waits 10 s (past the 5-s schedule it times out alike); the others answer in
+		// milliseconds: within 5× of each other, or both under 5 ms.
+		if pa, pb := ta.Response.P50, tb.Response.P50; (pa > 5 || pb > 5) && (pa > 5*pb || pb > 5*pa) {
+			t.Errorf("%s: p50 %.2f ms from one agent, %.2f from three", ta.Tag, pa, pb)
 		}
 	}
 }

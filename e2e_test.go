@@ -72,6 +72,40 @@ func arena(t *testing.T, timeout time.Duration, args ...string) (string, int) {
 	return "", -1
 }
 
+// interruptAt runs cmd (the arena binary, ARENA_ROOT set), logging its stderr, sends it a
+// Ctrl-C delay after a line of its stderr begins with prefix, and returns how it ended.
+func interruptAt(t *testing.T, cmd *exec.Cmd, prefix string, delay time.Duration) error {
+	t.Helper()
+	cmd.Env = append(os.Environ(), "ARENA_ROOT="+mustAbs(t, "."))
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = os.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			t.Log(sc.Text())
+			if !sent && strings.HasPrefix(sc.Text(), prefix) {
+				time.Sleep(delay)
+				_ = cmd.Process.Signal(os.Interrupt)
+				sent = true
+			}
+		}
+		done <- cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("arena did not stop after Ctrl-C")
+	}
+	return nil
+}
+
 func mustAbs(t *testing.T, p string) string {
 	a, err := filepath.Abs(p)
 	if err != nil {
@@ -200,33 +234,7 @@ func TestCtrlCKeepsFinishedCellsAndLeavesNoProcess(t *testing.T) {
 	out := t.TempDir()
 	cmd := exec.Command(arenaBin, "run", "isolation", "--contenders", "spring-webflux,spring-mvc-virtual",
 		"--quick", "--duration", "5s", "--timeout", "5s", "--out", out)
-	cmd.Env = append(os.Environ(), "ARENA_ROOT="+mustAbs(t, "."))
-	stderr, _ := cmd.StderrPipe()
-	cmd.Stdout = os.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sent := false
-		for sc.Scan() {
-			t.Log(sc.Text())
-			if !sent && strings.HasPrefix(sc.Text(), "[2/2]") {
-				time.Sleep(4 * time.Second) // into the second cell's start-up or load
-				_ = cmd.Process.Signal(os.Interrupt)
-				sent = true
-			}
-		}
-		done <- cmd.Wait()
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatal("arena did not stop after Ctrl-C")
-	}
+	err := interruptAt(t, cmd, "[2/2]", 4*time.Second) // into the second cell's start-up or load
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("exit %v; want 130 after Ctrl-C", err)

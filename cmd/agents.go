@@ -43,15 +43,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.addrs, "agent-addrs", nil, "drive the load from arena agents already running at these host:port addresses (see arena agent), merged exactly")
 	fl.StringVar(&f.serverAddress, "server-address", "", "with --agent-addrs: this host's address the agents reach the contender on (given to it as BIND_ADDRESS)")
 	fl.BoolVar(&f.kubernetes, "kubernetes", false, "carry the run out on Kubernetes, in the current kube context: a server agent's pod and --agents load agents as an Indexed Job (docs/distributed.md)")
-	fl.StringVar(&f.k8s.Image, "image", "", "with --kubernetes: the agents' image, built from deploy/Dockerfile")
-	fl.StringVar(&f.k8s.LoadImage, "load-image", "", "with --kubernetes: the load agents' image, when another (default: --image)")
-	fl.StringVar(&f.k8s.Namespace, "namespace", k8s.DefaultNamespace, "with --kubernetes: the namespace of the run's objects")
-	fl.IntVar(&f.k8s.ServerCPUs, "server-cores", k8s.DefaultServerCPUs, "with --kubernetes: whole cores for the server pod (one for the lab, the rest for the contender)")
-	fl.IntVar(&f.k8s.AgentCPUs, "agent-cores", k8s.DefaultAgentCPUs, "with --kubernetes: whole cores for each load agent")
-	fl.IntVar(&f.k8s.ServerMemoryMiB, "server-memory", k8s.DefaultServerMemoryMiB, "with --kubernetes: MiB for the server pod")
-	fl.IntVar(&f.k8s.AgentMemoryMiB, "agent-memory", k8s.DefaultAgentMemoryMiB, "with --kubernetes: MiB for each load agent")
-	fl.StringToStringVar(&f.k8s.ServerNodeSelector, "server-node", nil, "with --kubernetes: node labels the server's node must have")
-	fl.StringToStringVar(&f.k8s.AgentNodeSelector, "agent-node", nil, "with --kubernetes: node labels the load agents' nodes must have")
+	registerPlacement(fl, &f.k8s, "with --kubernetes: ")
 	fl.StringVar(&f.hosts, "hosts", "", "a hosts file (TOML, docs/distributed.md): start a load agent on each client host over SSH, pinned with taskset, and stop it at the end")
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/arena-lab/arena/internal/k8s"
 )
@@ -30,17 +31,23 @@ type k8sFlags struct {
 func (f *k8sFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.IntVar(&f.o.Agents, "agents", 1, "load agents (one pod each)")
-	fl.StringVar(&f.o.Image, "image", "", "the agents' image, built from deploy/Dockerfile (required), e.g. registry.example/arena:dev")
-	fl.StringVar(&f.o.LoadImage, "load-image", "", "the load agents' image when it is another, e.g. one built by ko (default: --image)")
-	fl.StringVar(&f.o.Namespace, "namespace", k8s.DefaultNamespace, "namespace of the run's objects (it must exist)")
 	fl.StringVar(&f.o.RunID, "run-id", "", "labels (arena.dev/run) and names the objects (default: the time, e.g. 20261125-101500)")
-	fl.IntVar(&f.o.ServerCPUs, "server-cores", k8s.DefaultServerCPUs, "whole cores for the server agent and its contender (requests = limits)")
-	fl.IntVar(&f.o.AgentCPUs, "agent-cores", k8s.DefaultAgentCPUs, "whole cores for each load agent (requests = limits)")
-	fl.IntVar(&f.o.ServerMemoryMiB, "server-memory", k8s.DefaultServerMemoryMiB, "MiB for the server agent, its contender and the contender's build")
-	fl.IntVar(&f.o.AgentMemoryMiB, "agent-memory", k8s.DefaultAgentMemoryMiB, "MiB for each load agent")
 	fl.IntVar(&f.o.Port, "port", k8s.DefaultPort, "the agents' port")
-	fl.StringToStringVar(&f.o.ServerNodeSelector, "server-node", nil, "node labels the server's node must have, e.g. arena.dev/pool=server")
-	fl.StringToStringVar(&f.o.AgentNodeSelector, "agent-node", nil, "node labels the load agents' nodes must have, e.g. arena.dev/pool=load")
+	registerPlacement(fl, &f.o, "")
+}
+
+// registerPlacement registers the settings of the pods a run places, for arena k8s manifests
+// and for arena run --kubernetes (whose help says so with prefix).
+func registerPlacement(fl *pflag.FlagSet, o *k8s.Options, prefix string) {
+	fl.StringVar(&o.Image, "image", "", prefix+"the agents' image, built from deploy/Dockerfile (required), e.g. registry.example/arena:dev")
+	fl.StringVar(&o.LoadImage, "load-image", "", prefix+"the load agents' image when it is another, e.g. one built by ko (default: --image)")
+	fl.StringVar(&o.Namespace, "namespace", k8s.DefaultNamespace, prefix+"namespace of the run's objects (it must exist)")
+	fl.IntVar(&o.ServerCPUs, "server-cores", k8s.DefaultServerCPUs, prefix+"whole cores for the server agent and its contender (requests = limits): one for the lab, the rest for the contender")
+	fl.IntVar(&o.AgentCPUs, "agent-cores", k8s.DefaultAgentCPUs, prefix+"whole cores for each load agent (requests = limits)")
+	fl.IntVar(&o.ServerMemoryMiB, "server-memory", k8s.DefaultServerMemoryMiB, prefix+"MiB for the server agent, its contender and the contender's build")
+	fl.IntVar(&o.AgentMemoryMiB, "agent-memory", k8s.DefaultAgentMemoryMiB, prefix+"MiB for each load agent")
+	fl.StringToStringVar(&o.ServerNodeSelector, "server-node", nil, prefix+"node labels the server's node must have, e.g. arena.dev/pool=server")
+	fl.StringToStringVar(&o.AgentNodeSelector, "agent-node", nil, prefix+"node labels the load agents' nodes must have, e.g. arena.dev/pool=load")
 }
 
 // options are the flags' options, with a run id from the clock when none was given.

@@ -96,6 +96,10 @@ func buildChartData(v *pageView) chartData {
 				l := p99Line(lv.Timelines[name], name, tv.Tag)
 				l.Colour = ci
 				td.P99 = append(td.P99, l)
+				for _, al := range agentP99Lines(lv.Timelines[name], l.Name, tv.Tag) { // each agent's own, dashed
+					al.Colour = ci
+					td.P99 = append(td.P99, al)
+				}
 			}
 			d.Tags[tv.Tag] = td
 		}
@@ -119,6 +123,11 @@ func buildChartData(v *pageView) chartData {
 			}
 			add("cpu", sampleLine(label, server, cpu))
 			add("client_cpu", sampleLine(label+" client", client, cpu))
+			if c != nil {
+				for _, a := range c.Agents { // each load agent's own process, on the same clock
+					add("client_cpu", sampleLine(label+" agent "+a.Name, a.ClientTimeline, cpu))
+				}
+			}
 			add("rss", sampleLine(label, server, rss))
 			add("threads", sampleLine(label, server, func(s results.Sample) float64 { return float64(s.Threads) }))
 			// The downstream of the same repeat, dotted, for the contenders that had one.
@@ -172,6 +181,32 @@ func p99Line(c *results.Cell, contender, tag string) line {
 		}
 	}
 	return l
+}
+
+// agentP99Lines are the p99 of each load agent's own windows, dashed beside the merged line:
+// which agent, if any, saw what the merge shows.
+func agentP99Lines(c *results.Cell, label, tag string) []line {
+	if c == nil {
+		return nil
+	}
+	var out []line
+	for _, a := range c.Agents {
+		for _, t := range a.Tags {
+			if t.Tag != tag {
+				continue
+			}
+			l := line{Name: label + " agent " + a.Name, Points: [][2]any{}, Dash: "dashed"}
+			for _, w := range t.Timeline {
+				v := positive(w.P99)
+				if w.Count == 0 {
+					v = nil
+				}
+				l.Points = append(l.Points, [2]any{finite(w.T), v})
+			}
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func sampleLine(name string, samples []results.Sample, value func(results.Sample) float64) line {

@@ -922,4 +922,19 @@ func TestRenderTopology(t *testing.T) {
 	if strings.Contains(html, "the load client to CPUs") {
 		t.Error("the report still gives the one-machine layout")
 	}
+	if strings.Contains(html, "<h3>Load agents</h3>") {
+		t.Error("a table of load agents with no cell driven by agents")
+	}
+	run.Cells[0].Agents = []results.AgentShare{
+		{Name: "c1", Host: "c1.lab", Addr: "10.0.0.2:7600", CPUs: "0", OffsetMs: 0.25, RTTMs: 0.1, BeganLateMs: 0.05,
+			Tags: []results.AgentTag{{Tag: "instant", Sent: 500, Completed: 500, P50: 1.5, P99: 4}}, Client: results.Usage{CPUPctMean: 12}},
+		{Name: "c2", Host: "c2.lab", Addr: "10.0.0.3:7600", CPUs: "1", ClientBound: true, ClientBoundWhy: "client CPU 95% of 1 core(s)",
+			Tags: []results.AgentTag{{Tag: "instant", Sent: 500, Completed: 500, P50: 1.6, P99: 4.2}}, Client: results.Usage{CPUPctMean: 95}},
+	}
+	html = render(t, run, []byte("/*lib*/"))
+	for _, want := range []string{"<h3>Load agents</h3>", "c1.lab", "client CPU 95% of 1 core(s)", ">500<"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the load agents' table does not show %q", want)
+		}
+	}
 }

@@ -25,6 +25,8 @@ type pageView struct {
 	Outcomes     []outcomeView
 	EnvRows      [][2]string
 	CPULayout    string
+	// AgentCells are the cells whose load came from load agents: each agent's own figures.
+	AgentCells []results.Cell
 	// Curves are the levels that carry an X, one per group: drawn against X before the
 	// per-level sections.
 	Curves []curveView
@@ -91,6 +93,8 @@ type levelView struct {
 	Rows       []contenderRows
 	NoSummary  []string // contenders measured at no repeat of this level
 	Timelines  map[string]*results.Cell
+	// Agents: some timeline's load came from load agents, whose own lines are drawn too.
+	Agents bool
 	// OnCurve: the level is a point of a curve (it has an X); its detail is collapsed.
 	OnCurve bool
 	// Closed: every stream is a closed loop, so throughput is what the server sustained.
@@ -176,6 +180,9 @@ func buildPage(run *results.Run) *pageView {
 		}
 		if len(c.Faults) > 0 {
 			v.Integrity = append(v.Integrity, c)
+		}
+		if len(c.Agents) > 0 {
+			v.AgentCells = append(v.AgentCells, c)
 		}
 		if c.Memory != nil && c.Memory.By == results.MemoryByHeap && v.Uncapped == "" {
 			v.Uncapped = cmp.Or(c.Memory.Why, "no reason given")
@@ -272,6 +279,7 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 		if cur := v.Timelines[c.Contender]; cur == nil || c.Repeat < cur.Repeat {
 			v.Timelines[c.Contender] = c
 		}
+		v.Agents = v.Agents || len(c.Agents) > 0
 	}
 	for _, name := range contenders {
 		s, ok := summaries[name]

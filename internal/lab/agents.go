@@ -152,7 +152,7 @@ func agentShare(r agent.Runner, sh *agent.Share, d load.Description, shift float
 	for i := range sh.Client {
 		sh.Client[i].T += shift
 	}
-	a.Client = results.UsageOf(sh.Client, 0, 0)
+	a.Client, a.ClientTimeline = results.UsageOf(sh.Client, 0, 0), sh.Client
 	own.Client.Summary = a.Client
 	cores := 1
 	if cpus, err := ParseCPUs(sh.Agent.CPUs); err == nil && len(cpus) > 0 {

@@ -227,10 +227,12 @@ type AgentShare struct {
 	RTTMs       float64 `json:"clock_rtt_ms"`    // the round trip the offset was measured over
 	BeganLateMs float64 `json:"began_late_ms"`   // after the agreed start, on its clock
 	// Tags are its own counters and latency per tag, before the merge.
-	Tags           []AgentTag `json:"tags"`
-	Client         Usage      `json:"client"` // its own process over the load
-	ClientBound    bool       `json:"client_bound"`
-	ClientBoundWhy string     `json:"client_bound_why,omitempty"`
+	Tags   []AgentTag `json:"tags"`
+	Client Usage      `json:"client"` // its own process over the load
+	// ClientTimeline is its own process's samples, on the cell's clock.
+	ClientTimeline []Sample `json:"client_timeline,omitempty"`
+	ClientBound    bool     `json:"client_bound"`
+	ClientBoundWhy string   `json:"client_bound_why,omitempty"`
 }
 
 // AgentTag is one agent's figures for one tag.

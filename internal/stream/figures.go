@@ -1,6 +1,11 @@
 package stream
 
-import "github.com/arena-lab/arena/internal/results"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/arena-lab/arena/internal/results"
+)
 
 // Kind is the key a cell keeps a /stream load's figures under.
 const Kind = "stream"
@@ -41,6 +46,9 @@ type Figures struct {
 	// StatsFailed counts polls of /stream/stats with no answer within 2 s.
 	StatsFailed int  `json:"stats_failed"`
 	Responsive  bool `json:"responsive_at_end"`
+	// Rates are each client's messages/s, carried from a share to Load.Join only (which
+	// empties them): the spread over all clients is taken from them.
+	Rates []float64 `json:"per_client_rates,omitempty"`
 }
 
 var (
@@ -131,4 +139,75 @@ type StatsSample struct {
 	T  float64 `json:"t"` // seconds since the load started
 	OK bool    `json:"ok"`
 	Stats
+}
+
+// Join adds the shares' clients and deliveries: the rate over the longest share's time, the
+// per-client spread over every client; the server's counters are the ones read last (after
+// the last share's clients closed: the shares' clocks differ, the counters only grow), and
+// its timeline is share 0's, the one that polled.
+func (Load) Join(raw []json.RawMessage) (results.Figures, error) {
+	out := &Figures{}
+	var rates []float64
+	var last *StatsSample
+	for k, r := range raw {
+		var f Figures
+		if err := json.Unmarshal(r, &f); err != nil {
+			return nil, fmt.Errorf("share %d's stream figures: %w", k, err)
+		}
+		if k == 0 {
+			out.Rate, out.Size, out.ReadDelayMs, out.Lossless = f.Rate, f.Size, f.ReadDelayMs, f.Lossless
+		}
+		out.Clients += f.Clients
+		out.Connected += f.Connected
+		out.SlowClients += f.SlowClients
+		out.Delivered += f.Delivered
+		out.Seconds = max(out.Seconds, f.Seconds)
+		out.CutShort = out.CutShort || f.CutShort
+		out.Gaps += f.Gaps
+		out.Malformed += f.Malformed
+		out.OutOfOrder += f.OutOfOrder
+		out.Duplicated += f.Duplicated
+		out.ClosedEarly += f.ClosedEarly
+		rates = append(rates, f.Rates...)
+		n := len(f.StatsTimeline)
+		if n == 0 {
+			continue
+		}
+		if n > 1 { // the poller: its samples before its final one
+			out.StatsTimeline = append(out.StatsTimeline, f.StatsTimeline[:n-1]...)
+			out.StatsFailed += f.StatsFailed
+			if !f.StatsTimeline[n-1].OK {
+				out.StatsFailed--
+			}
+		}
+		if fin := f.StatsTimeline[n-1]; last == nil || later(fin, *last) {
+			last = &fin
+		}
+	}
+	if out.Seconds > 0 {
+		out.PerSecond = float64(out.Delivered) / out.Seconds
+		out.PerClient = results.SpreadOf(rates)
+	}
+	if last != nil {
+		out.StatsTimeline = append(out.StatsTimeline, *last)
+		if last.OK {
+			s := last.Stats
+			out.Server, out.Responsive = &s, true
+		} else {
+			out.StatsFailed++
+		}
+	}
+	return out, nil
+}
+
+// later says whether a was read after b: an answer beats none, and the server's counters
+// only grow.
+func later(a, b StatsSample) bool {
+	if a.OK != b.OK {
+		return a.OK
+	}
+	if a.Generated != b.Generated {
+		return a.Generated > b.Generated
+	}
+	return a.Dropped > b.Dropped
 }

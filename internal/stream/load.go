@@ -30,7 +30,37 @@ type Load struct {
 	// Lossless: the server was told BACKPRESSURE=off, under which the contract lets it drop
 	// nothing: any drop it counts is a fault too.
 	Lossless bool
+	// Part and Parts: this load is share Part of Parts of one dealt out among load agents
+	// (whole clients each); Parts 0 is the whole. Only share 0 polls /stream/stats.
+	Part, Parts int
 }
+
+var _ load.Divisible = Load{}
+
+// Share deals whole clients out, the slow ones as evenly as the rest; no more shares than
+// clients.
+func (l Load) Share(i, n int) (load.Load, error) {
+	if n > l.Clients {
+		return nil, fmt.Errorf("a /stream load of %d clients cannot be split among %d agents", l.Clients, n)
+	}
+	out := l
+	out.Clients = int(part(l.Clients, i, n))
+	out.Slow = int(part(l.Slow, i, n))
+	out.Part, out.Parts = i, n
+	return out, nil
+}
+
+// part is share i of total split n ways, the first total%n shares one larger.
+func part(total, i, n int) int {
+	p := total / n
+	if i < total%n {
+		p++
+	}
+	return p
+}
+
+// shared says the load is one share of several.
+func (l Load) shared() bool { return l.Parts > 1 }
 
 // minRateWindow is the least time a rate is counted over: a server that died sooner has no
 // rate, since a few milliseconds of reading what the kernel buffered say nothing of it.
@@ -125,7 +155,12 @@ func (l Load) run(ctx context.Context, addr string, rec *load.Recorder) (*Figure
 	deadline := start.Add(l.Duration)
 	stopPoll := make(chan struct{})
 	pollDone := make(chan struct{})
-	go func() { defer close(pollDone); l.poll(addr, start, stopPoll, out) }()
+	go func() {
+		defer close(pollDone)
+		if !l.shared() || l.Part == 0 { // one poller for all shares: the server's counters are one
+			l.poll(addr, start, stopPoll, out)
+		}
+	}()
 	for _, r := range readers {
 		if r != nil {
 			wg.Add(1)
@@ -169,6 +204,9 @@ func (l Load) run(ctx context.Context, addr string, rec *load.Recorder) (*Figure
 			}
 		}
 		out.PerClient = results.SpreadOf(rates)
+		if l.shared() {
+			out.Rates = rates // for Join: the spread of all clients, not of spreads
+		}
 	}
 	rec.Update(l.Tag, func(st *results.TagStats) {
 		if out.ClosedEarly > 0 {
