@@ -23,6 +23,7 @@ import (
 func TestSleepAndChatAcrossHosts(t *testing.T) {
 	e2e(t)
 	topo, hostsFile, srvFile := simulatedHosts(t)
+	folders := agentFolders(t)
 	levels := map[string]string{"sleep": "sleep-c200", "chat": "r2-u5"}
 	for _, sc := range []string{"sleep", "chat"} {
 		byHosts, inProc, onSrv := t.TempDir(), t.TempDir(), t.TempDir()
@@ -90,6 +91,7 @@ func TestSleepAndChatAcrossHosts(t *testing.T) {
 		}
 	}
 	onlySSHDLeft(t, topo, "after the runs")
+	noNewAgentFolders(t, folders)
 }
 
 // checkOnServerHost: the run carried out by the server agent on srv came back whole: the
@@ -165,6 +167,7 @@ func simulatedHosts(t *testing.T) (*netns.Topology, string, string) {
 func TestCtrlCOnAServerHostKeepsItsCells(t *testing.T) {
 	e2e(t)
 	topo, _, srvFile := simulatedHosts(t)
+	folders := agentFolders(t)
 	out := t.TempDir()
 	cmd := exec.Command(arenaBin, "run", "sleep", "--quick", "--levels", "sleep-c200,sleep-c400", "--contenders", "go-nethttp",
 		"--hosts", srvFile, "--out", out)
@@ -181,6 +184,7 @@ func TestCtrlCOnAServerHostKeepsItsCells(t *testing.T) {
 		t.Fatalf("outcomes %s, %s; want ok then interrupted", run.Cells[0].Outcome.Status, run.Cells[1].Outcome.Status)
 	}
 	onlySSHDLeft(t, topo, "after Ctrl-C")
+	noNewAgentFolders(t, folders)
 }
 
 // onlySSHDLeft: on every simulated host, nothing of arena is left (no agent, no contender,
@@ -241,6 +245,31 @@ func TestOpenLoopFromOneAgentAndFromThreeAgree(t *testing.T) {
 		// milliseconds: within 5× of each other, or both under 5 ms.
 		if pa, pb := ta.Response.P50, tb.Response.P50; (pa > 5 || pb > 5) && (pa > 5*pb || pb > 5*pa) {
 			t.Errorf("%s: p50 %.2f ms from one agent, %.2f from three", ta.Tag, pa, pb)
+		}
+	}
+}
+
+// agentFolders are the folders agents started over SSH work in (the simulated hosts share
+// this machine's files): the binary, and a server agent's runs.
+func agentFolders(t *testing.T) map[string]bool {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(os.TempDir(), "arena-agent-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, p := range paths {
+		out[p] = true
+	}
+	return out
+}
+
+// noNewAgentFolders: every folder the runs made on the hosts is gone.
+func noNewAgentFolders(t *testing.T, before map[string]bool) {
+	t.Helper()
+	for p := range agentFolders(t) {
+		if !before[p] {
+			t.Errorf("%s is left on a host", p)
 		}
 	}
 }

@@ -190,7 +190,8 @@ func (r *Remote) start(ctx context.Context, c ClientHost) error {
 		root = "cd " + shellQuote(c.Root) + " && ARENA_ROOT=" + shellQuote(c.Root) + " "
 	}
 	agent := "echo arena-launch-pid $$; chmod 700 " + shellQuote(r.Dir+"/"+remoteAgent) + " && " + root + "exec taskset -c " + shellQuote(c.CPUs) + " " +
-		shellQuote(r.Dir+"/"+remoteAgent) + " agent --listen " + shellQuote(c.Addr()) + " --name " + shellQuote(c.Name) + " --exit-with-stdin"
+		shellQuote(r.Dir+"/"+remoteAgent) + " agent --listen " + shellQuote(c.Addr()) + " --name " + shellQuote(c.Name) + " --exit-with-stdin" +
+		" --runs " + shellQuote(r.Dir+"/runs") // a server agent's runs go with the folder Stop removes
 	cmd := exec.Command("ssh", r.l.sshArgs(c.SSH, agent)...)
 	// Its own process group: a Ctrl-C at the terminal reaches the coordinator, which stops
 	// the agent in order, instead of killing ssh first.
