@@ -28,18 +28,18 @@ func newAgentCmd() *cobra.Command {
 		Long: `Runs this host's share of a run's load when a coordinator asks: the coordinator
 (the arena run the user typed) plans the level, and every agent plans it again from the same
 options, takes its share (hits k ≡ i mod N of an open loop's schedule, its part of a closed
-loop's connections, whole chat rooms), begins at the start they agreed on, and answers with
+loop's connections, whole chat rooms or stream clients), begins at the start they agreed on, and answers with
 its histograms, its timeline windows and its own CPU. The coordinator adds them exactly.
 As a server agent it carries out the whole run on its host, the contender's: arena run as
 on one machine (build, verify, start pinned, probe, stop), its load from the load agents
 the coordinator names; the coordinator fetches the run's folder at the end.
 
-It speaks HTTP + JSON, protocol ` + fmt.Sprint(agent.Protocol) + ` (docs/distributed.md), and answers only a coordinator
-of the same arena build. Pin it with taskset to the CPUs it may use; it reports them.
+It speaks HTTP + JSON, protocol ` + fmt.Sprint(agent.Protocol) + ` (docs/distributed.md); a coordinator of another
+arena build refuses it. Pin it with taskset to the CPUs it may use; it reports them.
 With --exit-with-stdin it ends when its standard input closes: how an agent started over
 SSH dies with its session.`,
 		Example: `  taskset -c 0 arena agent --listen 10.0.0.2:7600
-  arena run sleep --agent-addrs 10.0.0.2:7600,10.0.0.3:7600 --levels sleep-c800`,
+  arena run sleep --agent-addrs 10.0.0.2:7600,10.0.0.3:7600 --server-address 10.0.0.1 --levels sleep-c800`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, _, err := net.SplitHostPort(listen); err != nil {

@@ -44,7 +44,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.serverAddress, "server-address", "", "with --agent-addrs: this host's address the agents reach the contender on (given to it as BIND_ADDRESS)")
 	fl.BoolVar(&f.kubernetes, "kubernetes", false, "carry the run out on Kubernetes, in the current kube context: a server agent's pod and --agents load agents as an Indexed Job (docs/distributed.md)")
 	registerPlacement(fl, &f.k8s, "with --kubernetes: ")
-	fl.StringVar(&f.hosts, "hosts", "", "a hosts file (TOML, docs/distributed.md): start a load agent on each client host over SSH, pinned with taskset, and stop it at the end")
+	fl.StringVar(&f.hosts, "hosts", "", "a hosts file (TOML, docs/distributed.md): over SSH, a load agent on each client host, pinned with taskset, and when the server host has an ssh destination the whole run carried out there by a server agent; all stopped at the end")
 }
 
 // open makes the run's agents, or nil when the load stays in this process; stop ends those
