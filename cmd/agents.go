@@ -35,6 +35,7 @@ type agentFlags struct {
 	hosts         string
 	kubernetes    bool
 	k8s           k8s.Options
+	parsed        *launch.Hosts // the hosts file, once remoteRun has read it
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -70,9 +71,11 @@ func (f *agentFlags) open(ctx context.Context, l *lab.Lab, stderr io.Writer) (a 
 // overSSH starts an agent on every client host of the hosts file and greets them all.
 func (f *agentFlags) overSSH(ctx context.Context, l *lab.Lab, stderr io.Writer) (*lab.Agents, func(), error) {
 	nothing := func() {}
-	hosts, err := launch.ParseHosts(f.hosts)
-	if err != nil {
-		return nil, nothing, err
+	hosts, err := f.parsed, error(nil)
+	if hosts == nil { // remoteRun, which reads it first in a run, was not asked
+		if hosts, err = launch.ParseHosts(f.hosts); err != nil {
+			return nil, nothing, err
+		}
 	}
 	if err := checkLocalAddress(hosts.Server.Address); err != nil {
 		return nil, nothing, fmt.Errorf("%s: server address: %w", f.hosts, err)
@@ -91,13 +94,7 @@ func (f *agentFlags) overSSH(ctx context.Context, l *lab.Lab, stderr io.Writer) 
 	if err != nil {
 		return nil, nothing, err
 	}
-	stop := func() {
-		for _, r := range remotes {
-			if err := r.Stop(); err != nil {
-				fmt.Fprintf(stderr, "arena: stopping agent %s: %v\n", r.Name, err)
-			}
-		}
-	}
+	stop := func() { stopAgents(remotes, stderr) }
 	var addrs []string
 	for _, r := range remotes {
 		addrs = append(addrs, r.Addr)
@@ -208,6 +205,7 @@ func (f *agentFlags) remoteRun() (bool, error) {
 		return false, nil
 	}
 	hosts, err := launch.ParseHosts(f.hosts)
+	f.parsed = hosts
 	return err == nil && hosts.Server.SSH != "", err
 }
 
@@ -220,11 +218,7 @@ func (f *agentFlags) place(ctx context.Context, stderr io.Writer) (*remote, erro
 		}
 		return f.onKubernetes(ctx, stderr, client)
 	}
-	hosts, err := launch.ParseHosts(f.hosts)
-	if err != nil {
-		return nil, err
-	}
-	return overSSH(ctx, hosts, stderr)
+	return overSSH(ctx, f.parsed, stderr) // remoteRun parsed the file
 }
 
 // overSSH starts a load agent on every client host and the server agent (the lab, in the
@@ -240,13 +234,7 @@ func overSSH(ctx context.Context, hosts *launch.Hosts, stderr io.Writer) (*remot
 	if err != nil {
 		return nil, err
 	}
-	stop := func() {
-		for _, r := range remotes {
-			if err := r.Stop(); err != nil {
-				fmt.Fprintf(stderr, "arena: stopping agent %s: %v\n", r.Name, err)
-			}
-		}
-	}
+	stop := func() { stopAgents(remotes, stderr) }
 	server, err := agent.Dial(ctx, remotes[len(remotes)-1].Addr)
 	if err != nil {
 		stop()
@@ -258,6 +246,15 @@ func overSSH(ctx context.Context, hosts *launch.Hosts, stderr io.Writer) (*remot
 		rm.loadAddrs = append(rm.loadAddrs, r.Addr)
 	}
 	return rm, nil
+}
+
+// stopAgents stops agents started over SSH, saying which could not be cleaned up.
+func stopAgents(remotes []*launch.Remote, stderr io.Writer) {
+	for _, r := range remotes {
+		if err := r.Stop(); err != nil {
+			fmt.Fprintf(stderr, "arena: stopping agent %s: %v\n", r.Name, err)
+		}
+	}
 }
 
 // startAgents starts agents over SSH that live until Stop: a Ctrl-C while they start stops

@@ -97,7 +97,7 @@ func Merge(ld load.Load, shares []*Share, start time.Time, interval time.Duratio
 		sort.Ints(ks)
 		for _, k := range ks {
 			w := a.windows[k]
-			tr.Timeline = append(tr.Timeline, w.window())
+			tr.Timeline = append(tr.Timeline, results.WindowOf(w.endS, w.hist, w.errors))
 			w.hist.SetTag(tag)
 			w.hist.SetStartTimeMs(start.Add(time.Duration(k) * interval).UnixMilli())
 			w.hist.SetEndTimeMs(start.Add(time.Duration(w.endS * float64(time.Second))).UnixMilli())
@@ -128,14 +128,6 @@ type windowAcc struct {
 	errors int64
 	endS   float64
 }
-
-func (w *windowAcc) window() results.Window {
-	return results.Window{T: w.endS, Count: w.hist.TotalCount(), Errors: w.errors,
-		P50: ms(w.hist.ValueAtQuantile(50)), P90: ms(w.hist.ValueAtQuantile(90)),
-		P99: ms(w.hist.ValueAtQuantile(99)), Max: ms(w.hist.Max())}
-}
-
-func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 // addEncoded adds an encoded histogram into into, failing when it would drop a value: every
 // agent records with the lab's one HDR layout, so nothing may fall outside it.

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -51,7 +50,7 @@ func (s *Server) serveLoad(w http.ResponseWriter, r *http.Request) {
 	share, err := RunJob(r.Context(), job, s.Resolve, s.Self)
 	if err != nil {
 		status := http.StatusUnprocessableEntity
-		if errors.Is(err, r.Context().Err()) && r.Context().Err() != nil {
+		if r.Context().Err() != nil { // the coordinator went away
 			status = http.StatusServiceUnavailable
 		}
 		writeError(w, status, err.Error())

@@ -141,9 +141,7 @@ func agentShare(r agent.Runner, sh *agent.Share, d load.Description, shift float
 		}
 		for _, w := range t.Windows {
 			if h, err := results.DecodeHist(w.Hist); err == nil {
-				lat := results.LatencyOf(h)
-				at.Timeline = append(at.Timeline, results.Window{T: w.EndS + shift, Count: h.TotalCount(), Errors: w.Errors,
-					P50: lat.P50, P90: lat.P90, P99: lat.P99, Max: lat.Max})
+				at.Timeline = append(at.Timeline, results.WindowOf(w.EndS+shift, h, w.Errors))
 			}
 		}
 		a.Tags = append(a.Tags, at)

@@ -179,15 +179,7 @@ func (r *Recorder) Rotate(now time.Time) error {
 		t.window = results.NewHistogram()
 		t.windowErrs = 0
 		t.windowStart = now
-		win := results.Window{
-			T:      now.Sub(r.start).Seconds(),
-			Count:  w.TotalCount(),
-			Errors: errs,
-			P50:    ms(w.ValueAtQuantile(50)),
-			P90:    ms(w.ValueAtQuantile(90)),
-			P99:    ms(w.ValueAtQuantile(99)),
-			Max:    ms(w.Max()),
-		}
+		win := results.WindowOf(now.Sub(r.start).Seconds(), w, errs)
 		t.timeline = append(t.timeline, win)
 		t.mu.Unlock()
 		if r.sink != nil {
@@ -253,5 +245,3 @@ func copyCounts(m map[string]int64) map[string]int64 {
 	}
 	return c
 }
-
-func ms(ns int64) float64 { return float64(ns) / 1e6 }

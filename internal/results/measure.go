@@ -37,6 +37,14 @@ type Window struct {
 	Max    float64 `json:"max_ms"`
 }
 
+// WindowOf is the window of h's values ending t seconds into the run, with errs errors: the
+// one place a timeline window's figures are read off its histogram.
+func WindowOf(t float64, h *hdrhistogram.Histogram, errs int64) Window {
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	return Window{T: t, Count: h.TotalCount(), Errors: errs,
+		P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)), P99: ms(h.ValueAtQuantile(99)), Max: ms(h.Max())}
+}
+
 // TagStats are the counters of one tag.
 type TagStats struct {
 	Tag       string           `json:"tag"`
