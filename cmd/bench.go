@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -41,7 +43,8 @@ func newBenchCmd() *cobra.Command {
 while the client (arena, then wrk) is pinned to --client-cpus:
 
   throughput  closed loop, the same connections, alternating rounds of arena's engine
-              and wrk (-t1), each client's own CPU measured beside its requests/s;
+              and wrk (-t1), each client's own CPU measured beside its requests/s, and
+              the requests/s each drives per core of its own it spends;
   stall       an open loop at --rate during which the server is frozen with SIGSTOP
               for --stall: the p99 from intended send times against the value the
               arithmetic predicts (stall − 1 % of the run), and the service-time p99
@@ -62,25 +65,11 @@ client's ceiling rather than the server's.`,
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			var l *lab.Lab
-			var ms []*contender.Manifest
-			var err error
-			if against == labDownstream { // no contender, so no build and no JDK
-				l, err = lf.open(stderr)
-			} else {
-				l, ms, err = lf.openWith(stderr, []string{against})
-			}
-			if err != nil {
-				return err
-			}
-			target, err := startTarget(cmd, l, ms, against)
+			l, target, err := startPinned(cmd, &lf, against)
 			if err != nil {
 				return err
 			}
 			defer target.stop()
-			if err := lab.PinSelf(l.ClientCPUs); err != nil {
-				return err
-			}
 			ctx := cmd.Context()
 			if prof := os.Getenv("ARENA_CPUPROFILE"); prof != "" { // for work on the engine itself
 				f, err := os.Create(prof)
@@ -111,7 +100,7 @@ client's ceiling rather than the server's.`,
 		},
 	}
 	lf.register(cmd)
-	cmd.AddCommand(newBenchChatCmd(), newBenchStreamCmd(), newBenchFloorCmd(), newBenchAgentsCmd())
+	cmd.AddCommand(newBenchChatCmd(), newBenchStreamCmd(), newBenchFloorCmd(), newBenchAgentsCmd(), newBenchOpenCmd(), newBenchScalingCmd())
 	f := cmd.Flags()
 	f.StringVar(&against, "against", "spring-webflux", "the server: a contender, or lab-downstream")
 	f.StringVar(&path, "path", "/instant", "the request path (lab-downstream: /resources/data1.json)")
@@ -157,6 +146,11 @@ func printThroughput(out io.Writer, against, path string, conns int, duration ti
 	a, acpu := tp.Mean("arena")
 	w, wcpu := tp.Mean("wrk")
 	fmt.Fprintf(out, "\narena %.0f req/s at %.0f%% CPU, wrk %.0f req/s at %.0f%% CPU: arena/wrk = %.2f×\n", a, acpu, w, wcpu, a/w)
+	// Per client core: where the server is the limit both clients drive it alike, and what
+	// tells them apart is what each spent of its core to do so.
+	if acpu > 0 && wcpu > 0 {
+		fmt.Fprintf(out, "per client core: arena %.0f req/s, wrk %.0f req/s: arena/wrk = %.2f×\n", a/(acpu/100), w/(wcpu/100), (a/acpu)/(w/wcpu))
+	}
 }
 
 // printStall prints the stall check as a Markdown table, then the measured p99 beside the
@@ -169,6 +163,57 @@ func printStall(out io.Writer, st bench.Stall) {
 	fmt.Fprintf(out, "| service time (what a closed-loop tool sees) | %.2f | %.1f | %.1f | %.1f |\n", st.Service.P50, st.Service.P99, st.Service.P999, st.Service.Max)
 	fmt.Fprintf(out, "\npredicted response p99 = stall − 1%% of the run + baseline p99 = %.0f − %.0f + %.1f = %.0f ms; measured %.0f ms (%.2f×)\n",
 		st.StallS*1000, 0.01*st.Seconds*1000, st.BaselineMs, st.PredictedMs, st.Response.P99, st.Response.P99/st.PredictedMs)
+}
+
+// reportMeasured ends a bench subcommand: what it measured (all of it, or the rounds that
+// finished before Ctrl-C) as JSON or as tables, then the interruption if there was one.
+func reportMeasured(ctx context.Context, name string, err error, stdout, stderr io.Writer, asJSON bool, res any, print func()) error {
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "bench %s: interrupted: the rounds that finished follow\n", name)
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		print()
+	}
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	return nil
+}
+
+// startPinned opens the lab (with the contender's manifest unless against is the lab's
+// downstream, which needs no build and no JDK), starts the target on the server's CPUs and
+// pins this process, the client, to the client's.
+func startPinned(cmd *cobra.Command, lf *labFlags, against string) (*lab.Lab, *benchTarget, error) {
+	stderr := cmd.ErrOrStderr()
+	var l *lab.Lab
+	var ms []*contender.Manifest
+	var err error
+	if against == labDownstream {
+		l, err = lf.open(stderr)
+	} else {
+		l, ms, err = lf.openWith(stderr, []string{against})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	target, err := startTarget(cmd, l, ms, against)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := lab.PinSelf(l.ClientCPUs); err != nil {
+		target.stop()
+		return nil, nil, err
+	}
+	return l, target, nil
 }
 
 // benchTarget is a started server.

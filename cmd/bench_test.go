@@ -95,6 +95,7 @@ func TestPrintThroughput(t *testing.T) {
 | 2 | wrk | 38813 | 48 | 99 | 14.81 |
 
 arena 41606 req/s at 73% CPU, wrk 38799 req/s at 48% CPU: arena/wrk = 1.07×
+per client core: arena 57309 req/s, wrk 80831 req/s: arena/wrk = 0.71×
 `
 	if got := out.String(); got != want {
 		t.Errorf("throughput printed as\n%s\nwant\n%s", got, want)

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -106,25 +105,7 @@ a core with each other or with the server are reported: their figures then split
 			res, err := bench.MeasureAgents(ctx, bench.AgentsPlan{Exe: exe, Counts: counts, AgentCPUs: sets, InProcess: inProcess,
 				Target: ds.Addr, ServerPid: ds.Pid(), ServerCPUs: server, Path: path, Connections: conns,
 				Duration: duration, Warmup: warmup, Rounds: rounds, LogDir: logDir, Progress: stderr})
-			if err != nil && ctx.Err() == nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				fmt.Fprintln(stderr, "bench agents: interrupted: the rounds that finished follow")
-			}
-			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
-			} else {
-				printAgents(stdout, res, layout, warnings)
-			}
-			if ctx.Err() != nil {
-				return errInterrupted
-			}
-			return nil
+			return reportMeasured(ctx, "agents", err, stdout, stderr, asJSON, res, func() { printAgents(stdout, res, layout, warnings) })
 		},
 	}
 	f := cmd.Flags()

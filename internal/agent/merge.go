@@ -156,6 +156,7 @@ func addStats(a *results.TagStats, b results.TagStats) {
 	a.Sent += b.Sent
 	a.Completed += b.Completed
 	a.Late += b.Late
+	a.ClientLate += b.ClientLate
 	a.MaxLateMs = max(a.MaxLateMs, b.MaxLateMs)
 	for k, v := range b.Status {
 		a.Status[k] += v

@@ -11,6 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/arena-lab/arena/internal/load"
+	"github.com/arena-lab/arena/internal/load/engine"
 	"github.com/arena-lab/arena/internal/probe"
 	"github.com/arena-lab/arena/internal/results"
 )
@@ -56,11 +57,14 @@ func RunJob(ctx context.Context, job Job, resolve Resolver, self Hello) (*Share,
 	}
 	sink := &windowSink{start: start, interval: interval}
 	rec := load.NewRecorder(start, sink)
-	doer := load.NewHTTPDoer(job.Target, 0)
-	defer doer.CloseIdle()
+	eng, err := engine.New(job.Target, engine.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
 	me := probe.StartAlone(os.Getpid(), start, probePeriod)
 	stopRotate := rotateAligned(rec, sink, start, interval)
-	figs, runErr := share.Run(ctx, load.Target{Addr: job.Target, HTTP: doer, Start: start}, rec)
+	figs, runErr := share.Run(ctx, load.Target{Addr: job.Target, Driver: eng, Start: start}, rec)
 	stopRotate()
 	out := &Share{Agent: self, BeganLate: late, Elapsed: time.Since(start), Client: me.Stop()}
 	if runErr != nil {

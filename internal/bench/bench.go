@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/arena-lab/arena/internal/load"
+	"github.com/arena-lab/arena/internal/load/engine"
 	"github.com/arena-lab/arena/internal/probe"
 	"github.com/arena-lab/arena/internal/results"
 )
@@ -86,13 +87,18 @@ func CompareWithWrk(ctx context.Context, addr, path string, serverPid int, conns
 	// Warm the server (JIT, pools) with both clients before anything is counted: a JVM on
 	// one core needs tens of seconds to reach its compiled steady state.
 	if warmup > 0 {
-		runEngine(ctx, addr, path, serverPid, conns, warmup/2)
+		if _, err := runEngine(ctx, addr, path, serverPid, conns, warmup/2); err != nil {
+			return res, err
+		}
 		if _, err := runWrk(ctx, wrk, addr, path, conns, warmup/2, clientCPUs, serverPid); err != nil {
 			return res, err
 		}
 	}
 	for i := 0; i < rounds; i++ {
-		r := runEngine(ctx, addr, path, serverPid, conns, d)
+		r, err := runEngine(ctx, addr, path, serverPid, conns, d)
+		if err != nil {
+			return res, err
+		}
 		res.Rounds = append(res.Rounds, r)
 		w, err := counted(runWrk(ctx, wrk, addr, path, conns, d, clientCPUs, serverPid))
 		if err != nil {
@@ -106,20 +112,23 @@ func CompareWithWrk(ctx context.Context, addr, path string, serverPid int, conns
 	return res, nil
 }
 
-func runEngine(ctx context.Context, addr, path string, serverPid, conns int, d time.Duration) Round {
-	doer := load.NewHTTPDoer(addr, conns)
-	defer doer.CloseIdle()
+func runEngine(ctx context.Context, addr, path string, serverPid, conns int, d time.Duration) (Round, error) {
+	eng, err := engine.New(addr, engine.Options{})
+	if err != nil {
+		return Round{}, err
+	}
+	defer eng.Close()
 	start := time.Now()
 	rec := load.NewRecorder(start, nil)
 	sp := probe.Start(serverPid, start, 250*time.Millisecond)
 	cp := probe.StartAlone(os.Getpid(), start, 250*time.Millisecond)
 	load.ClosedLoop{Tag: "bench", Request: load.Request{Path: path}, Connections: conns, Duration: d, Timeout: 10 * time.Second}.
-		Run(ctx, load.Target{Addr: addr, HTTP: doer}, rec)
+		Run(ctx, load.Target{Addr: addr, Driver: eng}, rec)
 	el := time.Since(start)
 	server, client := results.UsageOf(sp.Stop(), 0, 0), results.UsageOf(cp.Stop(), 0, 0)
 	t := rec.Results()[0]
 	return Round{Client: "arena", RPS: float64(t.Status["2xx"]) / el.Seconds(), ClientCPU: client.CPUPctMean,
-		ServerCPU: server.CPUPctMean, P99ms: results.LatencyOf(t.Service).P99}
+		ServerCPU: server.CPUPctMean, P99ms: results.LatencyOf(t.Service).P99}, nil
 }
 
 var (
@@ -131,8 +140,13 @@ var (
 )
 
 func runWrk(ctx context.Context, wrk, addr, path string, conns int, d time.Duration, cpus string, serverPid int) (Round, error) {
+	return runWrkThreads(ctx, wrk, 1, addr, path, conns, d, cpus, serverPid)
+}
+
+// runWrkThreads runs wrk with threads threads (-t), pinned with taskset to cpus.
+func runWrkThreads(ctx context.Context, wrk string, threads int, addr, path string, conns int, d time.Duration, cpus string, serverPid int) (Round, error) {
 	secs := strconv.Itoa(int(d.Seconds()))
-	cmd := exec.CommandContext(ctx, "taskset", "-c", cpus, wrk, "-t1", "-c"+strconv.Itoa(conns), "-d"+secs+"s", "--latency", "http://"+addr+path)
+	cmd := exec.CommandContext(ctx, "taskset", "-c", cpus, wrk, "-t"+strconv.Itoa(threads), "-c"+strconv.Itoa(conns), "-d"+secs+"s", "--latency", "http://"+addr+path)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -198,8 +212,11 @@ type Stall struct {
 func StallCheck(ctx context.Context, addr, path string, rate, conns int, d, stall time.Duration, freeze, thaw func() error) (Stall, error) {
 	res := Stall{Rate: rate, Connections: conns, Seconds: d.Seconds(), StallS: stall.Seconds()}
 	run := func(withStall bool) (load.TagResult, error) {
-		doer := load.NewHTTPDoer(addr, conns)
-		defer doer.CloseIdle()
+		eng, err := engine.New(addr, engine.Options{})
+		if err != nil {
+			return load.TagResult{}, err
+		}
+		defer eng.Close()
 		start := time.Now()
 		rec := load.NewRecorder(start, nil)
 		errc := make(chan error, 1)
@@ -224,7 +241,7 @@ func StallCheck(ctx context.Context, addr, path string, rate, conns int, d, stal
 		load.OpenLoop{
 			Streams:  []load.Stream{{Tag: "stall", Request: load.Request{Path: path}, Pacer: load.PerSecond(rate), Connections: conns}},
 			Duration: d, Timeout: 30 * time.Second,
-		}.Run(ctx, load.Target{Addr: addr, HTTP: doer}, rec)
+		}.Run(ctx, load.Target{Addr: addr, Driver: eng}, rec)
 		if err := <-errc; err != nil {
 			return load.TagResult{}, err
 		}

@@ -3,8 +3,6 @@ package load
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/arena-lab/arena/internal/results"
@@ -43,38 +41,14 @@ func (c ClosedLoop) Describe() Description {
 	return d
 }
 
-// backoffAfterFailure keeps a connection whose server is gone from spinning on errors.
-const backoffAfterFailure = 10 * time.Millisecond
-
-// Run sends over target.HTTP until the count or the duration is reached, or ctx ends.
+// Run sends over target.Driver until the count or the duration is reached, or ctx ends.
 func (c ClosedLoop) Run(ctx context.Context, target Target, rec *Recorder) (results.Figures, error) {
-	doer := target.HTTP
 	if c.Duration <= 0 {
 		c.Duration = time.Hour // bounded even when the caller gives only a count
 	}
-	deadline := rec.Start().Add(c.Duration)
-	var issued atomic.Int64
-	var wg sync.WaitGroup
-	for i := 0; i < c.Connections; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				if c.Requests > 0 && issued.Add(1) > c.Requests {
-					return
-				}
-				sent := time.Now()
-				if !sent.Before(deadline) {
-					return
-				}
-				out := doer.Do(ctx, c.Request, c.Timeout)
-				rec.Record(c.Tag, sent, sent, time.Now(), out, time.Duration(1<<62))
-				if out.ErrKind != "" && out.ErrKind != ErrTimeout {
-					time.Sleep(backoffAfterFailure)
-				}
-			}
-		}()
+	if target.Driver == nil {
+		return nil, errNoDriver
 	}
-	waitOrDone(ctx, &wg)
+	target.Driver.Closed(ctx, c, rec.Start().Add(c.Duration), rec)
 	return nil, nil
 }

@@ -25,9 +25,9 @@ type Load interface {
 // Target is the server a load drives.
 type Target struct {
 	Addr string // host:port
-	// HTTP sends the plain requests of open and closed loops over a pool the lab keeps
-	// across a cell's warm-up and load.
-	HTTP Doer
+	// Driver carries the plain requests of open and closed loops, over connections the lab
+	// keeps across a cell's warm-up and load.
+	Driver Driver
 	// Start is when the load is to begin, agreed among the agents that share it: an open
 	// loop's schedule counts from it, a closed loop's time bound too. Zero: at once.
 	Start time.Time

@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/arena-lab/arena/internal/results"
@@ -43,10 +42,12 @@ func (o OpenLoop) Describe() Description {
 	return d
 }
 
-// Run drives the streams over target.HTTP until every scheduled hit has been sent and
+// Run drives the streams over target.Driver until every scheduled hit has been sent and
 // answered or timed out, or ctx ends.
 func (o OpenLoop) Run(ctx context.Context, target Target, rec *Recorder) (results.Figures, error) {
-	doer := target.HTTP
+	if target.Driver == nil {
+		return nil, errNoDriver
+	}
 	lateAfter := o.LateAfter
 	if lateAfter <= 0 {
 		lateAfter = time.Millisecond
@@ -59,76 +60,8 @@ func (o OpenLoop) Run(ctx context.Context, target Target, rec *Recorder) (result
 		rec.Schedule(s.Tag, HitsWithin(s.Pacer, o.Duration))
 	}
 
-	var inflight sync.WaitGroup
-	var pacers sync.WaitGroup
-	for _, s := range o.Streams {
-		pacers.Add(1)
-		go func(s Stream) {
-			defer pacers.Done()
-			fire := func(intended time.Time) {
-				sent := time.Now()
-				out := doer.Do(ctx, s.Request, o.Timeout)
-				rec.Record(s.Tag, intended, sent, time.Now(), out, lateAfter)
-			}
-			if s.Connections <= 0 {
-				schedule(ctx, s.Pacer, start, o.Duration, func(intended time.Time) {
-					inflight.Add(1)
-					go func() { defer inflight.Done(); fire(intended) }()
-				})
-				return
-			}
-			// Bounded: a fixed set of workers takes hits in schedule order; the pacer keeps
-			// its schedule even when they fall behind, so the backlog is measured, not hidden.
-			due := make(chan time.Time, 4096)
-			for i := 0; i < s.Connections; i++ {
-				inflight.Add(1)
-				go func() {
-					defer inflight.Done()
-					for intended := range due {
-						if ctx.Err() != nil {
-							return
-						}
-						fire(intended)
-					}
-				}()
-			}
-			schedule(ctx, s.Pacer, start, o.Duration, func(intended time.Time) {
-				select {
-				case due <- intended:
-				case <-ctx.Done():
-				}
-			})
-			close(due)
-		}(s)
-	}
-	pacers.Wait()
-	waitOrDone(ctx, &inflight)
+	target.Driver.Open(ctx, o, start, lateAfter, rec)
 	return nil, nil
-}
-
-// schedule calls send at each hit's intended time within [0, d) of start, until ctx ends.
-// When it wakes late it sends at once: the hit keeps its intended time.
-func schedule(ctx context.Context, p Pacer, start time.Time, d time.Duration, send func(intended time.Time)) {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for n := int64(0); ; n++ {
-		due, ok := p.Due(n)
-		if !ok || due >= d {
-			return
-		}
-		intended := start.Add(due)
-		if wait := time.Until(intended); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return
-			}
-		} else if ctx.Err() != nil {
-			return
-		}
-		send(intended)
-	}
 }
 
 // RotateEvery closes the recorder's windows every interval until stopped, then once more.
@@ -153,14 +86,4 @@ func RotateEvery(rec *Recorder, interval time.Duration) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
-}
-
-// waitOrDone waits for wg, or for ctx to end (requests still out are abandoned).
-func waitOrDone(ctx context.Context, wg *sync.WaitGroup) {
-	all := make(chan struct{})
-	go func() { wg.Wait(); close(all) }()
-	select {
-	case <-all:
-	case <-ctx.Done():
-	}
 }

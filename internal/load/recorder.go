@@ -11,7 +11,8 @@ import (
 	"github.com/arena-lab/arena/internal/results"
 )
 
-// IntervalSink receives each closed window's histogram (e.g. an .hlog writer).
+// IntervalSink receives each closed window's histogram (e.g. an .hlog writer). The
+// histogram is the sink's only during the call: the recorder reuses it for a later window.
 type IntervalSink interface {
 	Interval(tag string, h *hdrhistogram.Histogram) error
 }
@@ -34,9 +35,11 @@ type tagRecord struct {
 	response    *hdrhistogram.Histogram
 	service     *hdrhistogram.Histogram
 	window      *hdrhistogram.Histogram
+	spare       *hdrhistogram.Histogram // the last window's, cleared: the next one's storage
 	windowErrs  int64
 	windowStart time.Time
 	timeline    []results.Window
+	cores       []*CoreTag // the client cores' parts, added in at each window and read
 }
 
 // NewRecorder starts a recorder whose timeline counts from start. sink may be nil.
@@ -127,6 +130,18 @@ func statusClass(code int) string {
 	return string(rune('0'+code/100)) + "xx"
 }
 
+// TakenUp counts a hit the client took up (handed to a connection, or to the queue for
+// one) later than lateAfter past its intended time: its own part of the lateness.
+func (r *Recorder) TakenUp(tag string, intended time.Time, lateAfter time.Duration) {
+	if time.Since(intended) <= lateAfter {
+		return
+	}
+	t := r.tag(tag)
+	t.mu.Lock()
+	t.stats.ClientLate++
+	t.mu.Unlock()
+}
+
 // RecordDelivery adds one delivered message (a chat frame): latency from when it was sent
 // to when it arrived; no HTTP status.
 func (r *Recorder) RecordDelivery(tag string, sent, received time.Time) {
@@ -173,10 +188,14 @@ func (r *Recorder) Rotate(now time.Time) error {
 	for _, name := range r.Tags() {
 		t := r.tag(name)
 		t.mu.Lock()
+		t.collect()
 		w := t.window
 		errs := t.windowErrs
 		wStart := t.windowStart
-		t.window = results.NewHistogram()
+		if t.spare == nil {
+			t.spare = results.NewHistogram()
+		}
+		t.window, t.spare = t.spare, nil
 		t.windowErrs = 0
 		t.windowStart = now
 		win := results.WindowOf(now.Sub(r.start).Seconds(), w, errs)
@@ -190,6 +209,12 @@ func (r *Recorder) Rotate(now time.Time) error {
 				firstErr = err
 			}
 		}
+		// The window's storage serves the next one: 264 KiB a tag a second would otherwise
+		// be garbage that the GC collects on the client's core, under its loops.
+		w.Reset()
+		t.mu.Lock()
+		t.spare = w
+		t.mu.Unlock()
 		// Between tags the pacers get the client's core back: with one P, a rotation of
 		// several tags' windows (their percentiles, their hlog encoding) would otherwise
 		// hold every pacer past its send time.
@@ -219,6 +244,7 @@ func (r *Recorder) Results() []TagResult {
 	for _, name := range r.Tags() {
 		t := r.tag(name)
 		t.mu.Lock()
+		t.collect()
 		st := t.stats
 		st.Status = copyCounts(st.Status)
 		st.Errors = copyCounts(st.Errors)

@@ -201,5 +201,5 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 func drive(ctx context.Context, l Load, doer Doer, rec *Recorder, interval time.Duration) {
 	stop := RotateEvery(rec, interval)
 	defer stop()
-	_, _ = l.Run(ctx, Target{HTTP: doer}, rec)
+	_, _ = l.Run(ctx, Target{Driver: DoerDriver{doer}}, rec)
 }

@@ -40,7 +40,7 @@ func TestSteadyWaitsForThroughputToSettle(t *testing.T) {
 	s := steadyOf(window)
 	start := time.Now()
 	rec := NewRecorder(start, nil)
-	figs, err := s.Run(context.Background(), Target{HTTP: doer}, rec)
+	figs, err := s.Run(context.Background(), Target{Driver: DoerDriver{doer}}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSteadyMeasuresAnUnsettledLoadAfterMaxWarmup(t *testing.T) {
 		return Outcome{Status: 200}
 	})
 	rec := NewRecorder(time.Now(), nil)
-	figs, _ := s.Run(context.Background(), Target{HTTP: doer}, rec)
+	figs, _ := s.Run(context.Background(), Target{Driver: DoerDriver{doer}}, rec)
 	f := figs.(SteadyFigures)
 	if f.Settled {
 		t.Fatalf("settled on alternating windows %v", f.Windows)
@@ -124,7 +124,7 @@ func TestSteadyStopsWhenCancelled(t *testing.T) {
 	doer := doerFunc(func(Request) Outcome { cancel(); time.Sleep(time.Millisecond); return Outcome{Status: 200} })
 	s := steadyOf(time.Second)
 	start := time.Now()
-	figs, _ := s.Run(ctx, Target{HTTP: doer}, NewRecorder(start, nil))
+	figs, _ := s.Run(ctx, Target{Driver: DoerDriver{doer}}, NewRecorder(start, nil))
 	if el := time.Since(start); el > s.Window {
 		t.Fatalf("returned after %s; want at once after cancel", el)
 	}
@@ -145,7 +145,7 @@ func TestSteadySpanCoversTheDrain(t *testing.T) {
 		return Outcome{Status: 200}
 	})
 	rec := NewRecorder(time.Now(), nil)
-	figs, err := s.Run(context.Background(), Target{HTTP: doer}, rec)
+	figs, err := s.Run(context.Background(), Target{Driver: DoerDriver{doer}}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,14 +47,18 @@ func WindowOf(t float64, h *hdrhistogram.Histogram, errs int64) Window {
 
 // TagStats are the counters of one tag.
 type TagStats struct {
-	Tag       string           `json:"tag"`
-	Scheduled int64            `json:"scheduled"` // hits the schedule intended (open loop)
-	Sent      int64            `json:"sent"`
-	Completed int64            `json:"completed"` // responses with any status
-	Late      int64            `json:"late"`      // sends later than LateAfter past their intended time
-	MaxLateMs float64          `json:"max_late_ms"`
-	Status    map[string]int64 `json:"status"` // "2xx", "4xx", …
-	Errors    map[string]int64 `json:"errors"` // transport errors by kind
+	Tag       string  `json:"tag"`
+	Scheduled int64   `json:"scheduled"` // hits the schedule intended (open loop)
+	Sent      int64   `json:"sent"`
+	Completed int64   `json:"completed"` // responses with any status
+	Late      int64   `json:"late"`      // sends later than LateAfter past their intended time
+	MaxLateMs float64 `json:"max_late_ms"`
+	// ClientLate are the hits the client itself took up later than LateAfter past their
+	// intended time (its loop or pacer behind), whether they then left at once or waited
+	// for a free connection of a bounded stream: the part of Late that is the client's.
+	ClientLate int64            `json:"client_late,omitempty"`
+	Status     map[string]int64 `json:"status"` // "2xx", "4xx", …
+	Errors     map[string]int64 `json:"errors"` // transport errors by kind
 }
 
 // Sample is a process tree at one instant; rates cover the period since the last sample.
