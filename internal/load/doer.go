@@ -34,14 +34,15 @@ const (
 	ErrOther   = "other"
 )
 
-// A Doer performs one request. The engine knows nothing else of its target, so tests
-// drive it with fakes and scenarios with the HTTP doer.
+// A Doer performs one request, for DoerDriver: tests drive it with fakes, and with the
+// fasthttp doer as the reference the engine (internal/load/engine) is held against.
 type Doer interface {
 	Do(ctx context.Context, r Request, timeout time.Duration) Outcome
 }
 
 // HTTPDoer sends HTTP/1.1 requests with fasthttp over pooled keep-alive connections to one
-// host: the client's per-request cost stays small, so the server is what gets measured.
+// host: arena's first client, now the reference the engine's counts and error kinds are
+// tested against.
 type HTTPDoer struct {
 	client *fasthttp.HostClient
 	base   string

@@ -129,9 +129,8 @@ func (e *Engine) request(r load.Request) []byte {
 
 // Closed deals the connections and the count out among the loops as evenly as they go.
 func (e *Engine) Closed(ctx context.Context, c load.ClosedLoop, deadline time.Time, rec *load.Recorder) {
-	n := min(e.loops, c.Connections)
 	req := e.request(c.Request)
-	e.run(ctx, n, c.Timeout, func(j int, l *loop) {
+	e.run(ctx, min(e.loops, c.Connections), c.Timeout, func(j, n int, l *loop) {
 		l.closed = true
 		l.deadline = int64(deadline.Sub(l.base))
 		s := &stream{tag: rec.Core().Tag(c.Tag), req: req, head: c.Request.Method == "HEAD", lateAfter: time.Duration(1 << 62), budget: -1}
@@ -146,16 +145,21 @@ func (e *Engine) Closed(ctx context.Context, c load.ClosedLoop, deadline time.Ti
 }
 
 // Open deals each stream's schedule out among the loops hit by hit (hits k ≡ j mod m on
-// loop j: every hit at its own intended time), and a bounded stream's connections as evenly
-// as they go, over at most as many loops as it has connections.
+// loop j: every hit at its own intended time); a bounded stream's connections go to as
+// many loops as split them evenly.
 func (e *Engine) Open(ctx context.Context, o load.OpenLoop, start time.Time, lateAfter time.Duration, rec *load.Recorder) {
-	e.run(ctx, e.loops, o.Timeout, func(j int, l *loop) {
+	e.run(ctx, e.loops, o.Timeout, func(j, n int, l *loop) {
 		core := rec.Core()
 		begin := int64(start.Sub(l.base))
 		for _, st := range o.Streams {
-			m := e.loops
+			m := n
 			if st.Connections > 0 {
+				// Over as many loops as split its connections evenly: the hits are dealt
+				// out evenly, and a loop with fewer connections would queue more of them.
 				m = min(m, st.Connections)
+				for st.Connections%m != 0 {
+					m--
+				}
 			}
 			if j >= m {
 				continue
@@ -176,21 +180,24 @@ func (e *Engine) Open(ctx context.Context, o load.OpenLoop, start time.Time, lat
 	})
 }
 
-// run starts n loops, each set up by setup, and waits until all are done or ctx ends.
-func (e *Engine) run(ctx context.Context, n int, timeout time.Duration, setup func(j int, l *loop)) {
-	if n <= 0 {
-		return
-	}
+// run starts up to n loops, sets loop j of those it could make up with setup(j, made, l),
+// and waits until all are done or ctx ends.
+func (e *Engine) run(ctx context.Context, n int, timeout time.Duration, setup func(j, n int, l *loop)) {
 	base := time.Now()
 	var stop atomic.Bool
-	loops := make([]*loop, 0, n)
+	loops := make([]*loop, 0, max(n, 0))
 	for j := 0; j < n; j++ {
 		l, err := newLoop(e, base, &stop, timeout)
 		if err != nil {
-			break // out of descriptors: the loops that exist carry their parts
+			break // out of descriptors: the loops that exist share the load out among them
 		}
-		setup(j, l)
 		loops = append(loops, l)
+	}
+	if len(loops) == 0 {
+		return
+	}
+	for j, l := range loops {
+		setup(j, len(loops), l)
 	}
 	reserve(len(loops))
 	defer reserve(-len(loops))
