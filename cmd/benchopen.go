@@ -127,7 +127,7 @@ func printOpen(out io.Writer, against, layout string, o bench.OpenClosed) {
 		conns = fmt.Sprintf("%d connections (a hit waits for a free one, its wait counted)", o.OpenConnections)
 	}
 	fmt.Fprintf(out, "Layout: %s (%d event %s); %s; late: sent more than %g ms past the intended time.\n\n",
-		layout, o.ClientLoops, plural(o.ClientLoops, "loop", "loops"), conns, o.LateAfterMs)
+		layout, o.ClientLoops, bench.Plural(o.ClientLoops, "loop", "loops"), conns, o.LateAfterMs)
 	printLoadRounds(out, o.Open, true)
 	if len(o.Probes) > 0 {
 		fmt.Fprintf(out, "\n### Closed loop's connections: probes of %g s, against the open loop's %.0f req/s\n\n", o.ProbeSeconds, o.Matched)
@@ -177,11 +177,4 @@ func chosenWhy(o bench.OpenClosed) string {
 	}
 	return fmt.Sprintf("Closed loop at %d connections: none of %s connections reached the open loop's %.0f req/s; %d came nearest, at %.0f req/s.",
 		o.Connections, strings.Join(counts, ", "), o.Matched, o.Connections, chosen)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

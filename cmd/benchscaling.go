@@ -138,7 +138,7 @@ func printScaling(out io.Writer, s bench.Scaling) {
 		return
 	}
 	fmt.Fprintf(out, "\n| loops | client | requests/s (mean) | per round | client CPU %% | server CPU %% | client µs/request | × %d %s |\n",
-		first, plural(first, "loop", "loops"))
+		first, bench.Plural(first, "loop", "loops"))
 	fmt.Fprintln(out, "| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |")
 	for _, lv := range s.Levels {
 		if len(lv.Rounds) == 0 {
@@ -164,7 +164,7 @@ func printScaling(out io.Writer, s bench.Scaling) {
 		if w := s.Of(lv.Loops, "wrk"); w != nil && len(w.Rounds) > 0 {
 			a, _, _, _ := lv.Mean()
 			b, _, _, _ := w.Mean()
-			pairs = append(pairs, fmt.Sprintf("%d %s %.2f×", lv.Loops, plural(lv.Loops, "loop", "loops"), a/b))
+			pairs = append(pairs, fmt.Sprintf("%d %s %.2f×", lv.Loops, bench.Plural(lv.Loops, "loop", "loops"), a/b))
 		}
 	}
 	if len(pairs) > 0 {

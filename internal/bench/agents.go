@@ -31,15 +31,21 @@ const MaxAgents = 16
 // CheckAgentCounts checks --agents, the agent counts to measure: each 1..MaxAgents, in
 // increasing order, so that the table reads from one agent up.
 func CheckAgentCounts(counts []int) error {
+	return checkCounts("agents", "agent", "agents", counts, MaxAgents)
+}
+
+// checkCounts checks a flag of counts to measure (--agents, --loops) of one thing (and of
+// several): each 1..most, given once, in increasing order.
+func checkCounts(flag, thing, things string, counts []int, most int) error {
 	if len(counts) == 0 {
-		return errors.New("--agents: give the agent counts to measure, like 1,2,3")
+		return fmt.Errorf("--%s: give the %s counts to measure, like 1,2,3", flag, thing)
 	}
 	for i, n := range counts {
-		if n < 1 || n > MaxAgents {
-			return fmt.Errorf("--agents %s: %d is not a count of 1 to %d agents; give counts like 1,2,3", intList(counts), n, MaxAgents)
+		if n < 1 || n > most {
+			return fmt.Errorf("--%s %s: %d is not a count of 1 to %d %s; give counts like 1,2,3", flag, intList(counts), n, most, things)
 		}
 		if i > 0 && n <= counts[i-1] {
-			return fmt.Errorf("--agents %s: give each count once, in increasing order, like 1,2,3", intList(counts))
+			return fmt.Errorf("--%s %s: give each count once, in increasing order, like 1,2,3", flag, intList(counts))
 		}
 	}
 	return nil

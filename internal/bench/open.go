@@ -8,8 +8,6 @@ import (
 	"math"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/load/engine"
 	"github.com/arena-lab/arena/internal/probe"
@@ -295,13 +293,12 @@ func loadRound(serverPid int, path string, run func(rec *load.Recorder)) (LoadRo
 	start := time.Now()
 	rec := load.NewRecorder(start, nil)
 	sp := probe.Start(serverPid, start, probePeriod)
-	cpu0 := selfCPU()
+	cpu0 := selfCPUSeconds()
 	run(rec)
-	cpu := selfCPU() - cpu0
+	cpu := selfCPUSeconds() - cpu0
 	el := time.Since(start)
-	server := sp.Stop()
-	r := LoadRound{Seconds: el.Seconds(), ClientCPUSeconds: cpu.Seconds(), ClientCPU: 100 * cpu.Seconds() / el.Seconds(),
-		ServerCPU: cpuPct(server)}
+	r := LoadRound{Seconds: el.Seconds(), ClientCPUSeconds: cpu, ClientCPU: 100 * cpu / el.Seconds(),
+		ServerCPU: results.UsageOf(sp.Stop(), 0, 0).CPUPctMean}
 	tags := rec.Results()
 	if len(tags) != 1 {
 		return r, errors.New("the load recorded nothing")
@@ -329,33 +326,4 @@ func errorsOf(t results.TagStats) int64 {
 		}
 	}
 	return n
-}
-
-// selfCPU is this process's CPU time so far, user and system.
-func selfCPU() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// cpuSeconds is the CPU time a probe's samples cover: each sample's rate over the time since
-// the one before (the first's since the probe's start, when it took its baseline).
-func cpuSeconds(samples []results.Sample) float64 {
-	var s, prev float64
-	for _, x := range samples {
-		s += x.CPUPct / 100 * (x.T - prev)
-		prev = x.T
-	}
-	return s
-}
-
-// cpuPct is the samples' CPU time over the span they cover, in % of one core: weighted by
-// time, unlike the mean of the samples (the last is often short).
-func cpuPct(samples []results.Sample) float64 {
-	if len(samples) == 0 || samples[len(samples)-1].T <= 0 {
-		return 0
-	}
-	return 100 * cpuSeconds(samples) / samples[len(samples)-1].T
 }

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -19,18 +18,7 @@ const MaxLoops = 64
 // CheckLoopCounts checks --loops, the event-loop counts to measure: each 1..MaxLoops, in
 // increasing order, so that the table reads from one loop up.
 func CheckLoopCounts(counts []int) error {
-	if len(counts) == 0 {
-		return errors.New("--loops: give the event-loop counts to measure, like 1,2,3")
-	}
-	for i, n := range counts {
-		if n < 1 || n > MaxLoops {
-			return fmt.Errorf("--loops %s: %d is not a count of 1 to %d event loops; give counts like 1,2,3", intList(counts), n, MaxLoops)
-		}
-		if i > 0 && n <= counts[i-1] {
-			return fmt.Errorf("--loops %s: give each count once, in increasing order, like 1,2,3", intList(counts))
-		}
-	}
-	return nil
+	return checkCounts("loops", "event-loop", "event loops", counts, MaxLoops)
 }
 
 // LoopCPUs are the CPUs this process is pinned to for n event loops: the first n of cpus,
@@ -55,12 +43,12 @@ func loopPlaces(cpus []int, n int) string {
 func ScalingLayout(server, client []int, counts []int) (layout string, warnings []string) {
 	parts := []string{"server on CPU " + lab.FormatCPUs(server)}
 	for _, n := range counts {
-		parts = append(parts, fmt.Sprintf("%d %s on CPU %s", n, plural(n, "loop", "loops"), loopPlaces(client, n)))
+		parts = append(parts, fmt.Sprintf("%d %s on CPU %s", n, Plural(n, "loop", "loops"), loopPlaces(client, n)))
 	}
 	layout = strings.Join(parts, "; ")
 	for _, n := range counts {
 		if n > len(client) {
-			warnings = append(warnings, fmt.Sprintf("%d loops on %d %s: simulated, loops share cores", n, len(client), plural(len(client), "CPU", "CPUs")))
+			warnings = append(warnings, fmt.Sprintf("%d loops on %d %s: simulated, loops share cores", n, len(client), Plural(len(client), "CPU", "CPUs")))
 		}
 	}
 	for _, n := range counts {
@@ -72,14 +60,15 @@ func ScalingLayout(server, client []int, counts []int) (layout string, warnings 
 		}
 		if len(both) > 0 {
 			warnings = append(warnings, fmt.Sprintf("the client shares CPU %s with the server from %d %s on: they split that core, and the server's figure is not one core's",
-				lab.FormatCPUs(both), n, plural(n, "loop", "loops")))
+				lab.FormatCPUs(both), n, Plural(n, "loop", "loops")))
 			break // the counts' CPUs only grow
 		}
 	}
 	return layout, warnings
 }
 
-func plural(n int, one, many string) string {
+// Plural is one or many, as n says.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
@@ -200,7 +189,7 @@ func MeasureScaling(ctx context.Context, p ScalingPlan) (Scaling, error) {
 			lv.Rounds = append(lv.Rounds, round)
 			if p.Progress != nil {
 				fmt.Fprintf(p.Progress, "bench scaling: %s, %d %s on CPU %s, round %d: %.0f req/s, client CPU %.0f %%\n",
-					lv.Client, lv.Loops, plural(lv.Loops, "loop", "loops"), lv.CPUs, r+1, round.RPS, round.ClientCPU)
+					lv.Client, lv.Loops, Plural(lv.Loops, "loop", "loops"), lv.CPUs, r+1, round.RPS, round.ClientCPU)
 			}
 		}
 	}

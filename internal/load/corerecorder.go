@@ -26,8 +26,8 @@ type CoreTag struct {
 	ownLate  int64
 	maxLate  time.Duration
 	done     int64
-	status   [7]int64 // 1xx … 5xx by hundreds, then "other"
-	errs     [5]int64 // by errKinds
+	status   [len(statusClasses)]int64 // by statusIndex
+	errs     [len(errKinds)]int64
 	winErrs  int64
 	response *hdrhistogram.Histogram
 	service  *hdrhistogram.Histogram
@@ -99,13 +99,6 @@ func errIndex(kind string) int {
 	return len(errKinds) - 1
 }
 
-func statusIndex(code int) int {
-	if code < 100 || code > 599 {
-		return 6
-	}
-	return code/100 - 1
-}
-
 // collect adds every core's figures since the last collection into t and clears them.
 // The caller holds t.mu.
 func (t *tagRecord) collect() {
@@ -121,11 +114,7 @@ func (t *tagRecord) collect() {
 		st.Completed += c.done
 		for i, n := range c.status {
 			if n > 0 {
-				name := "other"
-				if i < 5 {
-					name = string(rune('1'+i)) + "xx"
-				}
-				st.Status[name] += n
+				st.Status[statusClasses[i]] += n
 			}
 		}
 		for i, n := range c.errs {
@@ -142,7 +131,7 @@ func (t *tagRecord) collect() {
 			c.service.Reset()
 		}
 		c.sent, c.late, c.ownLate, c.maxLate, c.done, c.winErrs = 0, 0, 0, 0, 0, 0
-		c.status, c.errs = [7]int64{}, [5]int64{}
+		c.status, c.errs = [len(statusClasses)]int64{}, [len(errKinds)]int64{}
 		c.core.mu.Unlock()
 	}
 }

@@ -40,6 +40,7 @@ type tagRecord struct {
 	windowStart time.Time
 	timeline    []results.Window
 	cores       []*CoreTag // the client cores' parts, added in at each window and read
+	own         *CoreTag   // the part Record counts into, for callers that are no core's loop
 }
 
 // NewRecorder starts a recorder whose timeline counts from start. sink may be nil.
@@ -82,35 +83,15 @@ func (r *Recorder) Schedule(tag string, hits int64) {
 // refused and reset connections are counted but have no latency worth the name.
 func (r *Recorder) Record(tag string, intended, sent, done time.Time, out Outcome, lateAfter time.Duration) {
 	t := r.tag(tag)
-	lateness := sent.Sub(intended)
-	response := int64(done.Sub(intended))
-	service := int64(done.Sub(sent))
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	st := &t.stats
-	st.Sent++
-	if lateness > lateAfter {
-		st.Late++
+	if t.own == nil {
+		t.own = &CoreTag{core: &CoreRecorder{rec: r}, response: results.NewHistogram(), service: results.NewHistogram()}
+		t.cores = append(t.cores, t.own)
 	}
-	if ms := float64(lateness) / 1e6; ms > st.MaxLateMs {
-		st.MaxLateMs = ms
-	}
-	timedOut := out.ErrKind == ErrTimeout
-	if out.ErrKind != "" {
-		st.Errors[out.ErrKind]++
-		t.windowErrs++
-	} else {
-		st.Completed++
-		st.Status[statusClass(out.Status)]++
-		if out.Status < 200 || out.Status > 299 {
-			t.windowErrs++
-		}
-	}
-	if out.ErrKind == "" || timedOut {
-		record(t.response, response)
-		record(t.service, service)
-		record(t.window, response)
-	}
+	own := t.own
+	t.mu.Unlock()
+	// One way to count an attempt, the cores': this recorder's own callers share one part.
+	own.Record(Attempt{Lateness: sent.Sub(intended), Response: done.Sub(intended), Service: done.Sub(sent), Out: out}, lateAfter)
 }
 
 func record(h *hdrhistogram.Histogram, v int64) {
@@ -123,11 +104,16 @@ func record(h *hdrhistogram.Histogram, v int64) {
 	_ = h.RecordValue(v) // in range by the clamps above
 }
 
-func statusClass(code int) string {
+// statusClasses are the names results count statuses under, by statusIndex.
+var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx", "other"}
+
+func statusClass(code int) string { return statusClasses[statusIndex(code)] }
+
+func statusIndex(code int) int {
 	if code < 100 || code > 599 {
-		return "other"
+		return len(statusClasses) - 1
 	}
-	return string(rune('0'+code/100)) + "xx"
+	return code/100 - 1
 }
 
 // TakenUp counts a hit the client took up (handed to a connection, or to the queue for

@@ -71,7 +71,6 @@ type loop struct {
 	buf      []byte
 	base     time.Time
 	stop     *atomic.Bool
-	busy     int // requests out
 	timeout  int64
 	// oldest and newest end the list of requests out in the order they were sent: every
 	// request of a load has the same timeout, so the oldest is always the next to expire.
@@ -209,7 +208,7 @@ func (l *loop) sleep(now int64) time.Duration {
 }
 
 func (l *loop) finished(now int64) bool {
-	if l.busy > 0 || l.backoffs.len() > 0 {
+	if l.oldest != nil || l.backoffs.len() > 0 { // requests out, or connections to retry
 		return false
 	}
 	if l.closed {
@@ -338,7 +337,7 @@ func (l *loop) send(c *conn, now int64) {
 	l.out(c, now)
 	if c.fd < 0 {
 		if errno := l.dial(c); errno != 0 {
-			l.fail(c, kindOf(errno))
+			l.fail(c, load.ErrKindOf(errno))
 			return
 		}
 	}
@@ -354,7 +353,7 @@ func (l *loop) write(c *conn) {
 	case errno == unix.EAGAIN:
 		l.watchOut(c, true)
 	case errno != 0:
-		l.fail(c, kindOf(errno))
+		l.fail(c, load.ErrKindOf(errno))
 	default:
 		c.wrote += n
 		l.watchOut(c, c.wrote < len(req))
@@ -368,7 +367,7 @@ func (l *loop) handle(c *conn, ev uint32) {
 			return
 		}
 		if errno := socketError(c.fd); errno != 0 {
-			l.fail(c, kindOf(errno))
+			l.fail(c, load.ErrKindOf(errno))
 			return
 		}
 		c.dialing = false
@@ -399,7 +398,7 @@ func (l *loop) read(c *conn) {
 		return
 	case errno != 0:
 		if c.inflight {
-			l.fail(c, kindOf(errno))
+			l.fail(c, load.ErrKindOf(errno))
 		} else {
 			l.drop(c)
 		}
@@ -439,7 +438,6 @@ func (l *loop) out(c *conn, now int64) {
 		l.oldest = c
 	}
 	l.newest = c
-	l.busy++
 }
 
 // in takes c's request off the list: answered, failed or timed out.
@@ -456,7 +454,6 @@ func (l *loop) in(c *conn) {
 		l.newest = c.prev
 	}
 	c.prev, c.next = nil, nil
-	l.busy--
 }
 
 // attempt is c's request as it ended at now.
@@ -591,19 +588,6 @@ func (l *loop) release() {
 func (l *loop) closeFds() {
 	unix.Close(l.ep)
 	unix.Close(l.wake)
-}
-
-// kindOf sorts a system call's error into the kinds the results count.
-func kindOf(e unix.Errno) string {
-	switch e {
-	case unix.ECONNREFUSED:
-		return load.ErrRefused
-	case unix.ECONNRESET, unix.EPIPE:
-		return load.ErrReset
-	case unix.ETIMEDOUT:
-		return load.ErrTimeout
-	}
-	return load.ErrOther
 }
 
 func errnoOf(err error) unix.Errno {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -83,10 +82,7 @@ func waitFor(ep int, ev []unix.EpollEvent, d time.Duration) int {
 func socketError(fd int) unix.Errno {
 	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
 	if err != nil {
-		if e, ok := err.(syscall.Errno); ok {
-			return e
-		}
-		return unix.EIO
+		return errnoOf(err)
 	}
 	return unix.Errno(v)
 }
