@@ -437,9 +437,38 @@ type TagSummary struct {
 	P99      Spread           `json:"p99_ms"`
 	P50      Spread           `json:"p50_ms"`
 	RPS      Spread           `json:"rps"`
-	Errors   int64            `json:"errors"`
+	Sent     int64            `json:"sent"`   // attempts over every repeat the load ran in
+	Errors   int64            `json:"errors"` // attempts that ended in no correct answer, by kind in ErrKinds
 	Non2xx   int64            `json:"non_2xx"`
 	ErrKinds map[string]int64 `json:"error_kinds,omitempty"`
+	// ErrorPct is Errors per Sent, in %: shown beside every latency and throughput.
+	ErrorPct float64 `json:"error_pct"`
+}
+
+// FailedPct is the % of attempts that got a wrong answer or none for a reason other than
+// slowness (a wrong status or body, a refused, reset or closed connection): a timeout is a
+// slow answer, already in the latency, the rest are failures no latency shows.
+func (t TagSummary) FailedPct() float64 {
+	if t.Sent == 0 {
+		return 0
+	}
+	return float64(t.Errors-t.ErrKinds[ErrKindTimeout]) / float64(t.Sent) * 100
+}
+
+// ErrKindTimeout is the error kind of an attempt that got no answer in time (load.ErrTimeout).
+const ErrKindTimeout = "timeout"
+
+// FailedPct is the most any of the summary's tags failed, in % (TagSummary.FailedPct), and
+// which tag.
+func (s CellSummary) FailedPct() (float64, string) {
+	var most float64
+	var tag string
+	for _, t := range s.Tags {
+		if p := t.FailedPct(); p > most {
+			most, tag = p, t.Tag
+		}
+	}
+	return most, tag
 }
 
 // Spread is a figure over repeats.
@@ -466,15 +495,33 @@ type Claim struct {
 	Text    string `json:"text"`
 	Verdict string `json:"verdict"` // one of the Claim* words
 	Why     string `json:"why"`
+	// Conditions are what the verdict depends on, each with where it comes from and what
+	// this run gave: a claim whose conditions the run did not give is untested here.
+	Conditions []Condition `json:"conditions,omitempty"`
 }
 
-// A claim's verdicts: a claim with no evidence is untested, never held.
+// Condition is one thing a claim's verdict depends on (server cores, threads, connections),
+// the least the claim needs, where that comes from, and what the run gave.
+type Condition struct {
+	Name   string  `json:"name"`   // e.g. "server cores"
+	Needs  float64 `json:"needs"`  // the least the claim needs
+	Source string  `json:"source"` // a seed line, "the study's published code", or "arena's choice"
+	Given  float64 `json:"given"`  // what the run gave
+	Met    bool    `json:"met"`
+}
+
+// A claim's verdicts: a claim with no evidence is untested, never held; one whose
+// conditions this run did not give is untested here, never failed.
 const (
-	ClaimHolds    = "holds"
-	ClaimPartly   = "partly"
-	ClaimFails    = "fails"
-	ClaimUntested = "untested"
+	ClaimHolds        = "holds"
+	ClaimPartly       = "partly"
+	ClaimFails        = "fails"
+	ClaimUntested     = "untested"
+	ClaimUntestedHere = "untested here"
 )
+
+// Untested says whether a claim verdict is one of the words for no evidence.
+func Untested(verdict string) bool { return verdict == ClaimUntested || verdict == ClaimUntestedHere }
 
 // Tone is how a word reads in a report.
 type Tone string

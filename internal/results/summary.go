@@ -135,6 +135,7 @@ func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) 
 				if t.Tag != tag {
 					continue
 				}
+				ts.Sent += t.Sent
 				for kind, n := range t.Errors {
 					ts.Errors += n
 					ts.ErrKinds[kind] += n
@@ -164,6 +165,9 @@ func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) 
 		}
 		ts.Merged, ts.Service = LatencyOf(resp), LatencyOf(svc)
 		ts.P99, ts.P50, ts.RPS = SpreadOf(p99), SpreadOf(p50), SpreadOf(rps)
+		if ts.Sent > 0 {
+			ts.ErrorPct = round3(float64(ts.Errors) / float64(ts.Sent) * 100)
+		}
 		if len(ts.ErrKinds) == 0 {
 			ts.ErrKinds = nil
 		}

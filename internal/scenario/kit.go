@@ -83,11 +83,15 @@ var (
 
 // Unjudged is the verdict for a summary whose figures are no verdict on the server's speed or
 // memory, with why: delivery faults first (a duplicated or leaked message is the server's
-// fault at any pace), then figures something else set (its client, or other work on its
+// fault at any pace), then failed requests over MaxFailedPct (a fast wrong answer is no
+// fast answer), then figures something else set (its client, or other work on its
 // CPUs); false when its figures can be judged.
 func Unjudged(cs results.CellSummary) (Word, string, bool) {
 	if cs.Faulty() {
 		return Faults, "delivery faults: " + results.FormatFaults(cs.Faults), true
+	}
+	if why, ok := failing(cs); ok {
+		return Failing, why, true
 	}
 	if w, ok := Disturbed(cs); ok {
 		return w, map[string]string{

@@ -1,0 +1,205 @@
+package scenario
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/arena-lab/arena/internal/compare"
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// MaxFailedPct is the most a cell's requests may fail (a wrong status or body, a refused or
+// reset connection: results.TagSummary.FailedPct) and its figures still be judged: k6's
+// customary `http_req_failed < 1 %`. Above it the cell is Failing, whatever its speed.
+const MaxFailedPct = 1.0
+
+// Failing: the server answered too many requests wrongly or not at all; its speed is the
+// speed of failing, never ranked, never isolated, never fastest.
+var Failing = Word{"failing (errors)", results.Bad}
+
+// failing says whether a summary's figures are a failing server's, and why.
+func failing(cs results.CellSummary) (string, bool) {
+	pct, tag := cs.FailedPct()
+	if pct <= MaxFailedPct {
+		return "", false
+	}
+	for _, t := range cs.Tags {
+		if t.Tag == tag {
+			return fmt.Sprintf("%s: %.1f %% of %d requests failed (%s), over the %.0f %% a judged cell may fail",
+				tag, pct, t.Sent, results.FormatFaults(t.ErrKinds), MaxFailedPct), true
+		}
+	}
+	return "", false
+}
+
+// Condition is one thing a claim depends on, as the claim declares it: the least it needs
+// and where that comes from (a seed line, the study's published code, or arena's choice).
+type Condition struct {
+	Name   string
+	Needs  float64
+	Source string
+	// Of reads what the run gave; nil for server cores.
+	Of func(*results.Run) float64
+}
+
+// ServerCores is the condition of a claim that rests on several server cores (a cluster
+// spreading over them, one process against many threads).
+func ServerCores(needs int, source string) Condition {
+	return Condition{Name: "server cores", Needs: float64(needs), Source: source, Of: func(r *results.Run) float64 {
+		return float64(CountCPUs(r.Env.ServerCPUs))
+	}}
+}
+
+// CountCPUs counts a taskset-style list ("1", "0-3", "0,2-3"); 0 when it cannot be read.
+func CountCPUs(list string) int {
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return 0
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0
+			}
+		}
+		n += b - a + 1
+	}
+	return n
+}
+
+// AtConditions records conds on c with what run gave. When one is not met, c is untested
+// here, with the condition, its source and what was given as the reason (the measured
+// figures stay in c.Why as context), and false is returned: such a claim is never failed on
+// evidence taken at conditions it does not speak of.
+func AtConditions(c results.Claim, run *results.Run, conds ...Condition) (results.Claim, bool) {
+	var unmet []string
+	for _, cond := range conds {
+		given := cond.Of(run)
+		met := given >= cond.Needs
+		c.Conditions = append(c.Conditions, results.Condition{Name: cond.Name, Needs: cond.Needs, Source: cond.Source, Given: given, Met: met})
+		if !met {
+			unmet = append(unmet, fmt.Sprintf("needs ≥ %g %s (%s), this run gave %g", cond.Needs, cond.Name, cond.Source, given))
+		}
+	}
+	if len(unmet) == 0 {
+		return c, true
+	}
+	why := strings.Join(unmet, "; ")
+	if c.Why != "" {
+		why += "; measured here, as context only: " + c.Why
+	}
+	c.Verdict, c.Why = results.ClaimUntestedHere, why
+	return c, false
+}
+
+// Order is how one figure of two contenders compares, beyond the noise or not.
+type Order int
+
+const (
+	Tie   Order = iota // inside the noise: neither is ahead
+	Below              // a's figure is lower than b's
+	Above              // a's figure is higher than b's
+)
+
+func (o Order) String() string { return [...]string{"tie", "lower", "higher"}[o] }
+
+// SingleRunNoise is how far apart two single measurements must be, as a fraction of the
+// lower, to be ordered: with one repeat a side nothing measures the noise, and repeats of
+// one cell on this machine land up to ~10 % apart (results.NoisySpread flags more).
+const SingleRunNoise = 0.10
+
+// MinRepeats is the fewest repeats a side for an order by the U test rather than by
+// SingleRunNoise.
+const MinRepeats = 3
+
+// Compare orders a against b, each a figure's value per repeat. With MinRepeats or more on
+// both sides, by the Mann-Whitney U test `arena compare` uses: ordered when P is below
+// compare.DefaultAlpha or at the least P the repeats allow (every repeat of one beyond every
+// repeat of the other); else by the medians, ordered only when they are more than
+// SingleRunNoise apart. why says which rule ordered them and on what figures.
+func Compare(a, b []float64) (order Order, why string) {
+	if len(a) == 0 || len(b) == 0 {
+		return Tie, "nothing to compare"
+	}
+	ma, mb := compare.Median(a), compare.Median(b)
+	dir := Below
+	if ma > mb {
+		dir = Above
+	}
+	if len(a) >= MinRepeats && len(b) >= MinRepeats {
+		t := compare.MannWhitney(a, b)
+		least := compare.LeastP(len(a), len(b))
+		if ma != mb && (t.P < compare.DefaultAlpha || t.P <= least*1.0001) {
+			return dir, fmt.Sprintf("%.4g vs %.4g, U test P = %.3f over %d and %d repeats", ma, mb, t.P, len(a), len(b))
+		}
+		return Tie, fmt.Sprintf("%.4g vs %.4g, a tie: U test P = %.3f over %d and %d repeats", ma, mb, t.P, len(a), len(b))
+	}
+	lo := min(ma, mb)
+	if lo > 0 && (max(ma, mb)-lo)/lo > SingleRunNoise {
+		return dir, fmt.Sprintf("%.4g vs %.4g, more than %.0f %% apart (%d and %d repeats: no test of the noise)", ma, mb, SingleRunNoise*100, len(a), len(b))
+	}
+	if lo == 0 && ma != mb {
+		return dir, fmt.Sprintf("%.4g vs %.4g", ma, mb)
+	}
+	return Tie, fmt.Sprintf("%.4g vs %.4g, a tie: within %.0f %% (%d and %d repeats)", ma, mb, SingleRunNoise*100, len(a), len(b))
+}
+
+// Samples are one figure of a contender at a level, one value per repeat that ended ok and
+// whose figures are the server's: "requests/s", "p50", "p99", "p99.9" or "mean" of tag's
+// response time, or "cpu_pct", "rss_mb", "threads" of the server, or one of the cell's
+// numbers.
+func Samples(run *results.Run, contender, level, tag, figure string) []float64 {
+	var out []float64
+	for _, c := range run.Cells {
+		if c.Contender != contender || c.Level != level || c.Outcome.Status != results.OutcomeOK || c.ClientBound || c.SharedCPU || len(c.Faults) > 0 {
+			continue
+		}
+		switch figure {
+		case "cpu_pct":
+			out = append(out, c.Server.Summary.CPUPctMean)
+			continue
+		case "rss_mb":
+			out = append(out, c.Server.Summary.RSSMBMax)
+			continue
+		case "threads":
+			out = append(out, float64(c.Server.Summary.ThreadsMax))
+			continue
+		}
+		if v, ok := c.Numbers[figure]; ok {
+			out = append(out, v)
+			continue
+		}
+		for _, t := range c.Tags {
+			if t.Tag != tag || t.Completed == 0 {
+				continue
+			}
+			if figure == "mean" {
+				out = append(out, t.Response.Mean)
+			} else {
+				out = append(out, compare.Of(figure, t))
+			}
+		}
+	}
+	return out
+}
+
+// Tolerance is a magnitude a claim states, with how far from it still holds, taken from
+// the study's own words (e.g. "about 2.5×" within ±25 %: the study rounds to half units).
+type Tolerance struct {
+	Want, Frac float64
+	Words      string // the study's words and where, e.g. `"about 2.5 times" (seeds/002 line 290)`
+}
+
+// Holds says whether got is within the tolerance, and a sentence saying so.
+func (t Tolerance) Holds(got float64) (bool, string) {
+	ok := Within(got, t.Want, t.Frac)
+	rel := "within"
+	if !ok {
+		rel = "outside"
+	}
+	return ok, fmt.Sprintf("%.3g is %s ±%.0f %% of %.3g, the study's %s", got, rel, t.Frac*100, t.Want, t.Words)
+}
