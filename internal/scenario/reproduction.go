@@ -1,6 +1,10 @@
 package scenario
 
-import "time"
+import (
+	"time"
+
+	"github.com/arena-lab/arena/internal/results"
+)
 
 // Reproduction is how `arena reproduce` runs a scenario: the study's own form on the
 // contenders that stand for the stacks the study compared (and forms beside it, such as the
@@ -38,6 +42,15 @@ type Published struct {
 	// Ours is where our figure is read; with Per, ours is Ours / Per, a ratio as the study's.
 	Ours Read
 	Per  *Read
+	// Value is Theirs as a number in Ours' unit, so that the findings can tell when ours is
+	// more than 2× away (0: the study gives no number to set beside ours).
+	Value float64
+	// Differs says why ours (in Ours' unit) is where it is, derived from what run recorded
+	// (its conditions, and a model where one exists: N threads waiting W each serve at most
+	// N/W requests/s; a core's CPU is at most 100 %), or why the study's own figure cannot
+	// follow from its published setup. The findings show it wherever ours and Value are more
+	// than 2× apart; nil where no such reason can be derived, which the findings say.
+	Differs func(run *results.Run, ours float64) string
 }
 
 // Read names one of our figures: a contender's at a level, as results.FigureOf reads it.
