@@ -518,6 +518,9 @@ const (
 	ClaimFails        = "fails"
 	ClaimUntested     = "untested"
 	ClaimUntestedHere = "untested here"
+	// ClaimHoldsWhereTested: every part the run tested holds and the rest were not run (or
+	// not at their conditions): no mark against the claim, and not yet all of it.
+	ClaimHoldsWhereTested = "holds where tested"
 )
 
 // Untested says whether a claim verdict is one of the words for no evidence.

@@ -61,17 +61,22 @@ func Within(got, want, frac float64) bool {
 // words) and why.
 type Part struct{ Verdict, Why string }
 
-// Combine gives a claim of several parts its verdict: holds only when every part was tested
-// and holds, fails when every tested part fails, untested when none was tested, partly
-// otherwise. A part with no evidence is untested, never held, so it keeps the claim from
-// holding and says so.
+// Combine gives a claim of several parts its verdict, the one rule every claim is judged by:
+// holds when every part was tested and holds; holds where tested when every tested part
+// holds and the rest are untested (a part not run is no mark against the claim, nor
+// evidence for it); fails when every tested part fails; untested (or untested here, when a
+// part's conditions were not given) when none was tested; partly otherwise.
 func Combine(c results.Claim, parts ...Part) results.Claim {
 	var tested, held, failed int
+	untested := results.ClaimUntested
 	var why []string
 	for _, p := range parts {
 		switch p.Verdict {
-		case results.ClaimUntested:
-			why = append(why, "untested: "+p.Why)
+		case results.ClaimUntested, results.ClaimUntestedHere:
+			if p.Verdict == results.ClaimUntestedHere {
+				untested = results.ClaimUntestedHere
+			}
+			why = append(why, p.Verdict+": "+p.Why)
 			continue
 		case results.ClaimHolds:
 			held++
@@ -81,30 +86,28 @@ func Combine(c results.Claim, parts ...Part) results.Claim {
 		tested++
 		why = append(why, p.Why)
 	}
-	switch {
-	case tested == 0:
-		c.Verdict = results.ClaimUntested
-	case held == len(parts):
-		c.Verdict = results.ClaimHolds
-	case failed == tested:
-		c.Verdict = results.ClaimFails
-	default:
-		c.Verdict = results.ClaimPartly
-	}
+	c.Verdict = verdictOf(tested, held, failed, len(parts), untested)
 	c.Why = strings.Join(why, "; ")
 	return c
 }
 
-// Count is the verdict of a part that holds where a test passes, over the places it was
-// tested: holds at all, fails at none, partly between, untested with none.
-func Count(passed, of int) string {
+func verdictOf(tested, held, failed, parts int, untested string) string {
 	switch {
-	case of == 0:
-		return results.ClaimUntested
-	case passed == of:
+	case tested == 0:
+		return untested
+	case held == parts:
 		return results.ClaimHolds
-	case passed == 0:
+	case held == tested:
+		return results.ClaimHoldsWhereTested
+	case failed == tested:
 		return results.ClaimFails
 	}
 	return results.ClaimPartly
+}
+
+// Count is the verdict of a part that holds where a test passes, over the places it was
+// tested: holds at all, fails at none, partly between, untested with none. It is Combine's
+// rule over places that were all tested.
+func Count(passed, of int) string {
+	return verdictOf(of, passed, of-passed, of, results.ClaimUntested)
 }

@@ -54,3 +54,88 @@ func TestWordsCarryTheirTone(t *testing.T) {
 		t.Fatalf("a crash reads %+v", o)
 	}
 }
+
+// TestOneRuleForEveryClaim: Count and Combine are one rule, over every split of parts.
+func TestOneRuleForEveryClaim(t *testing.T) {
+	for of := 0; of <= 5; of++ {
+		for passed := 0; passed <= of; passed++ {
+			var parts []Part
+			for i := 0; i < of; i++ {
+				v := results.ClaimFails
+				if i < passed {
+					v = results.ClaimHolds
+				}
+				parts = append(parts, Part{Verdict: v, Why: "x"})
+			}
+			if got, want := Combine(results.Claim{}, parts...).Verdict, Count(passed, of); got != want {
+				t.Errorf("%d of %d: Combine says %q, Count %q", passed, of, got, want)
+			}
+		}
+	}
+	cases := []struct {
+		parts []string
+		want  string
+	}{
+		{[]string{results.ClaimHolds, results.ClaimHolds}, results.ClaimHolds},
+		{[]string{results.ClaimHolds, results.ClaimUntested}, results.ClaimHoldsWhereTested},
+		{[]string{results.ClaimFails, results.ClaimUntested}, results.ClaimFails},
+		{[]string{results.ClaimHolds, results.ClaimFails, results.ClaimUntested}, results.ClaimPartly},
+		{[]string{results.ClaimPartly}, results.ClaimPartly},
+		{[]string{results.ClaimUntested, results.ClaimUntestedHere}, results.ClaimUntestedHere},
+		{nil, results.ClaimUntested},
+	}
+	for _, c := range cases {
+		var parts []Part
+		for _, v := range c.parts {
+			parts = append(parts, Part{Verdict: v, Why: v})
+		}
+		if got := Combine(results.Claim{}, parts...).Verdict; got != c.want {
+			t.Errorf("%v: %q, want %q", c.parts, got, c.want)
+		}
+	}
+}
+
+func TestCompareOrdersOnlyBeyondTheNoise(t *testing.T) {
+	cases := []struct {
+		a, b []float64
+		want Order
+	}{
+		{[]float64{100}, []float64{105}, Tie},                       // one repeat, 5 % apart
+		{[]float64{100}, []float64{120}, Below},                     // one repeat, 20 % apart
+		{[]float64{100, 101, 102}, []float64{110, 111, 112}, Below}, // every repeat below
+		{[]float64{100, 112, 102}, []float64{110, 101, 111}, Tie},   // overlapping repeats
+		{[]float64{300, 310, 305, 299}, []float64{100, 90, 95, 99}, Above},
+	}
+	for _, c := range cases {
+		if got, why := Compare(c.a, c.b); got != c.want {
+			t.Errorf("%v vs %v: %v (%s), want %v", c.a, c.b, got, why, c.want)
+		}
+	}
+}
+
+func TestAtConditionsLeavesAClaimUntestedHere(t *testing.T) {
+	run := &results.Run{Env: results.Environment{ServerCPUs: "1"}}
+	c, ok := AtConditions(results.Claim{ID: "b", Verdict: results.ClaimFails, Why: "node 12 ms vs cluster 20 ms"}, run, ServerCores(8, "seeds/000 line 5"))
+	if ok || c.Verdict != results.ClaimUntestedHere || !strings.Contains(c.Why, "needs ≥ 8 server cores (seeds/000 line 5), this run gave 1") || !strings.Contains(c.Why, "node 12 ms") {
+		t.Fatalf("%+v", c)
+	}
+	if len(c.Conditions) != 1 || c.Conditions[0].Given != 1 || c.Conditions[0].Met {
+		t.Fatalf("conditions %+v", c.Conditions)
+	}
+	run.Env.ServerCPUs = "0-3,8-11"
+	if c, ok := AtConditions(results.Claim{}, run, ServerCores(8, "s")); !ok || c.Conditions[0].Given != 8 {
+		t.Fatalf("8 cores: %+v", c)
+	}
+}
+
+func TestAFailingCellIsUnjudged(t *testing.T) {
+	cs := results.CellSummary{Tags: []results.TagSummary{{Tag: "instant", Sent: 1000, Errors: 600, ErrKinds: map[string]int64{"status": 500, "timeout": 100}}}}
+	w, why, unjudged := Unjudged(cs)
+	if !unjudged || w != Failing || !strings.Contains(why, "50.0 % of 1000 requests failed") {
+		t.Fatalf("%v %q %v", w, why, unjudged)
+	}
+	cs.Tags[0].ErrKinds = map[string]int64{"timeout": 600}
+	if _, _, unjudged := Unjudged(cs); unjudged {
+		t.Fatal("timeouts are slowness, in the latency: not failures")
+	}
+}
