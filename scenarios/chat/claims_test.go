@@ -1,0 +1,344 @@
+package chat
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+// topOrder are the room counts' largest levels in plan order.
+var topOrder = []string{"r1-u60", "r2-u35", "r4-u17"}
+
+// firstTops is the first n of topOrder.
+func firstTops(n int) func(results.Level) bool {
+	return func(l results.Level) bool {
+		for _, name := range topOrder[:n] {
+			if l.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// onCores is run with its server on the cpus taskset list.
+func onCores(run *results.Run, cpus string) *results.Run {
+	run.Env.ServerCPUs = cpus
+	return run
+}
+
+func TestJudgeClaimA(t *testing.T) {
+	fast := func(s *spec) { s.fig.mean = 0.5 }
+	reps := func(name string, means ...float64) edit {
+		return on(name, all, func(s *spec) {
+			s.reps = nil
+			for _, m := range means {
+				s.reps = append(s.reps, fig{m, s.fig.cpu, s.fig.rss})
+			}
+			s.fig.mean = means[len(means)/2]
+		})
+	}
+	checkClaim(t, "a", []claimCase{
+		{"the study's picture", studyRun(nil), "holds", []string{"higher latency than vertx at 14 of 14 levels", "more CPU than vertx at 14 of 14 levels"}},
+		{"slower but not busier", studyRun(on("vertx-eventbus", all, func(s *spec) { s.fig.cpu = 100 })), "partly", []string{"higher latency than vertx at 14 of 14", "more CPU than vertx at 0 of 14", "lower than vertx: 100 vs 150"}},
+		{"busier but not slower", studyRun(on("vertx-eventbus", all, fast)), "partly", []string{"higher latency than vertx at 0 of 14"}},
+		{"neither slower nor busier", studyRun(on("vertx-eventbus", all, func(s *spec) { fast(s); s.fig.cpu = 100 })), "fails", []string{"at 0 of 14", "11 levels more"}},
+		{"equal CPU is a tie, not more", studyRun(on("vertx-eventbus", all, func(s *spec) { s.fig.cpu = 150 })), "partly", []string{"at 0 of 14", "a tie with vertx", "a tie is no order"}},
+		{"all but one level", studyRun(on("vertx-eventbus", named("r4-u17"), fast)), "partly", []string{"13 of 14", "not at r4-u17"}},
+		{"judged where both ran", studyRun(without("vertx", inGroup("4 rooms"))), "holds", []string{"10 of 10"}},
+		{"a crashed level is not counted", studyRun(on("vertx-eventbus", named("r1-u60"), func(s *spec) { s.outcome = results.OutcomeCrashed; fast(s) })), "holds", []string{"13 of 13"}},
+		{"never at the same level", studyRun(both(without("vertx", inGroup("1 room")), without("vertx-eventbus", func(l results.Level) bool { return l.Group != "1 room" }))), "untested", nil},
+		{"vertx missing", studyRun(without("vertx", all)), "untested", []string{"vertx and vertx-eventbus"}},
+		{"vertx-eventbus missing", studyRun(without("vertx-eventbus", all)), "untested", []string{"vertx and vertx-eventbus"}},
+		{"vertx crashed everywhere", studyRun(on("vertx", all, func(s *spec) { s.outcome = results.OutcomeCrashed })), "untested", nil},
+		{"vertx unsupported", studyRun(on("vertx", all, func(s *spec) { s.outcome = results.OutcomeUnsupported })), "untested", nil},
+		// One repeat a side: 1 % apart is inside the noise, 10× is not.
+		{"1 % apart on one repeat is a tie", runOf(seedPlanned, append(everywhere(seedPlanned, "vertx", constant(fig{10, 100, 100})), everywhere(seedPlanned, "vertx-eventbus", constant(fig{10.1, 101, 100}))...)...), "fails", []string{"a tie with vertx: 10.1 vs 10, a tie: within 10 %"}},
+		{"10× apart on one repeat is an order", runOf(seedPlanned, append(everywhere(seedPlanned, "vertx", constant(fig{10, 100, 100})), everywhere(seedPlanned, "vertx-eventbus", constant(fig{100, 1000, 100}))...)...), "holds", nil},
+		// Three repeats a side: the U test orders 5 % apart when every repeat is beyond, and
+		// not when they overlap.
+		{"5 % apart, every repeat beyond", studyRun(both(reps("vertx", 10, 10.1, 10.2), reps("vertx-eventbus", 10.5, 10.6, 10.7))), "holds", []string{"higher latency than vertx at 14 of 14"}},
+		{"overlapping repeats are a tie", studyRun(both(reps("vertx", 10, 11.2, 10.2), reps("vertx-eventbus", 11, 10.1, 11.1))), "partly", []string{"higher latency than vertx at 0 of 14", "a tie: U test P"}},
+	})
+}
+
+func TestJudgeClaimB(t *testing.T) {
+	checkClaim(t, "b", []claimCase{
+		{"the study's picture", studyRun(nil), "holds", []string{"node-express the worst latency at 3 of 3 levels", "node-express-cluster faster than node-express at 3 of 3 levels"}},
+		{"a slower go-nethttp changes nothing", studyRun(nil, extraEverywhere("go-nethttp", fig{10000, 100, 10})...), "holds", []string{"worst latency at 3 of 3"}},
+		{"a faster go-nethttp changes nothing", studyRun(nil, extraEverywhere("go-nethttp", fig{0.1, 100, 10})...), "holds", nil},
+		{"judged at the largest levels only", studyRun(on("node-express", notTop, func(s *spec) { s.fig.mean = 0.1 })), "holds", nil},
+		{"the EventBus worse at one largest level", studyRun(on("vertx-eventbus", named("r4-u17"), func(s *spec) { s.fig.mean = 1e6 })), "partly", []string{"worst latency at 2 of 3", "not at r4-u17: lower than vertx-eventbus", "faster than node-express at 3 of 3"}},
+		// The old rule of chat's own read 1 of 3 as fails; the kit's Count reads partly.
+		{"the EventBus worse at two largest levels", studyRun(on("vertx-eventbus", firstTops(2), func(s *spec) { s.fig.mean = 1e6 })), "partly", []string{"worst latency at 1 of 3"}},
+		{"the EventBus worse at every largest level", studyRun(on("vertx-eventbus", atTop, func(s *spec) { s.fig.mean = 1e6 })), "partly", []string{"worst latency at 0 of 3", "faster than node-express at 3 of 3"}},
+		{"the cluster as slow in one room is a tie", studyRun(on("node-express-cluster", named("r1-u60"), func(s *spec) { s.fig.mean = 300 })), "partly", []string{"faster than node-express at 2 of 3", "a tie with node-express"}},
+		// Equal means are a tie both ways: single Node is not the worst, the cluster not faster.
+		{"the cluster as slow as single Node", studyRun(func(s *spec, l results.Level) bool {
+			if s.name == "node-express-cluster" && tops[l.Name] {
+				s.fig.mean = baseline("node-express", l).mean
+			}
+			return true
+		}), "fails", []string{"worst latency at 0 of 3", "faster than node-express at 0 of 3"}},
+		{"crashed cells do not count", studyRun(on("spring-mvc", atTop, func(s *spec) { s.outcome = results.OutcomeCrashed; s.fig.mean = 1e6 })), "holds", nil},
+		{"node-express missing", studyRun(without("node-express", all)), "untested", []string{"node-express and node-express-cluster"}},
+		{"the cluster missing", studyRun(without("node-express-cluster", all)), "untested", []string{"node-express and node-express-cluster"}},
+		{"node-express crashed at the largest levels", studyRun(on("node-express", atTop, func(s *spec) { s.outcome = results.OutcomeCrashed })), "untested", []string{"node-express not measured"}},
+		{"the two Node stacks alone", runOf(seedPlanned, append(everywhere(seedPlanned, "node-express", constant(fig{50, 100, 50})), everywhere(seedPlanned, "node-express-cluster", constant(fig{20, 300, 90}))...)...), "holds", nil},
+	})
+}
+
+// Claim c follows the study: both Spring servers ahead of the rest, "followed by Akka", and
+// Tomcat the best.
+func TestJudgeClaimC(t *testing.T) {
+	meanOf := func(name string, mean func(l results.Level) float64) edit {
+		return func(s *spec, l results.Level) bool {
+			if s.name == name {
+				s.fig.mean = mean(l)
+			}
+			return true
+		}
+	}
+	times := func(name string, k float64) func(l results.Level) float64 {
+		return func(l results.Level) float64 { return k * baseline(name, l).mean }
+	}
+	checkClaim(t, "c", []claimCase{
+		{"the study's picture: Tomcat, Jetty, then Akka", studyRun(nil), "holds", []string{"spring-mvc the best latency at 3 of 3 levels", "play-akka the best after the two Spring stacks at 3 of 3 levels"}},
+		{"Jetty behind Akka", studyRun(on("spring-mvc-jetty", all, func(s *spec) { s.fig.mean = 1e6 })), "holds", nil},
+		{"a faster go-nethttp changes nothing", studyRun(nil, extraEverywhere("go-nethttp", fig{0.1, 100, 10})...), "holds", nil},
+		{"judged at the largest levels only", studyRun(on("spring-mvc", notTop, func(s *spec) { s.fig.mean = 1e6 })), "holds", nil},
+		{"Tomcat and Jetty equal: a tie, not the best", studyRun(meanOf("spring-mvc-jetty", times("spring-mvc", 1))), "partly", []string{"spring-mvc the best latency at 0 of 3", "a tie with spring-mvc-jetty"}},
+		{"Jetty 1 % behind Tomcat: a tie", studyRun(meanOf("spring-mvc-jetty", times("spring-mvc", 1.01))), "partly", []string{"spring-mvc the best latency at 0 of 3", "a tie: within 10 %"}},
+		{"Jetty 10× behind Tomcat: an order", studyRun(meanOf("spring-mvc-jetty", times("spring-mvc", 10))), "holds", []string{"spring-mvc the best latency at 3 of 3"}},
+		{"Jetty fastest", studyRun(on("spring-mvc-jetty", all, func(s *spec) { s.fig.mean = 0.1 })), "partly", []string{"spring-mvc the best latency at 0 of 3", "higher than spring-mvc-jetty", "play-akka the best after the two Spring stacks at 3 of 3"}},
+		{"Jetty fastest in four rooms", studyRun(on("spring-mvc-jetty", named("r4-u17"), func(s *spec) { s.fig.mean = 0.1 })), "partly", []string{"spring-mvc the best latency at 2 of 3", "not at r4-u17"}},
+		{"Vert.x between Spring and Akka", studyRun(meanOf("vertx", func(l results.Level) float64 {
+			return (baseline("spring-mvc", l).mean + baseline("play-akka", l).mean) / 2
+		})), "partly", []string{"spring-mvc the best latency at 3 of 3", "play-akka the best after the two Spring stacks at 0 of 3", "higher than vertx"}},
+		{"the Node cluster fastest of all", studyRun(on("node-express-cluster", atTop, func(s *spec) { s.fig.mean = 0.1 })), "fails", []string{"spring-mvc the best latency at 0 of 3", "higher than node-express-cluster"}},
+		{"the Node cluster fastest at one level", studyRun(on("node-express-cluster", named("r2-u35"), func(s *spec) { s.fig.mean = 0.1 })), "partly", nil},
+		{"crashed cells do not count", studyRun(on("node-express-cluster", atTop, func(s *spec) { s.outcome = results.OutcomeCrashed; s.fig.mean = 0.1 })), "holds", nil},
+		{"play-akka missing", studyRun(without("play-akka", all)), "untested", []string{"spring-mvc and play-akka"}},
+		{"spring-mvc missing", studyRun(without("spring-mvc", all)), "untested", []string{"spring-mvc and play-akka"}},
+		// Akka's place after Spring needs a stack that is not Spring to rank it against.
+		{"the two alone", runOf(seedPlanned, append(everywhere(seedPlanned, "play-akka", constant(fig{8, 1, 1})), everywhere(seedPlanned, "spring-mvc", constant(fig{5, 1, 1}))...)...), "holds where tested", []string{"spring-mvc the best latency at 3 of 3", "untested: play-akka the best after the two Spring stacks"}},
+	})
+}
+
+func TestJudgeClaimD(t *testing.T) {
+	flatRSS := func(rss float64) func(s *spec) { return func(s *spec) { s.fig.rss = rss } }
+	heavy := func(s *spec) bool { return s.name == "vertx-eventbus" || s.name == "play-akka" }
+	rise := func(name string, low, high float64) edit {
+		return func(s *spec, l results.Level) bool {
+			if s.name == name && l.Group == "1 room" {
+				s.fig.rss = low
+				if l.X > 40 {
+					s.fig.rss = high
+				}
+			}
+			return true
+		}
+	}
+	checkClaim(t, "d", []claimCase{
+		{"the study's picture", studyRun(nil), "holds", []string{"node-express the least memory at 14 of 14 levels", "in 2 of 2 (play-akka 200 → 260 MB, 1.30×; vertx-eventbus 200 → 450 MB, 2.25×)"}},
+		{"the cluster lighter does not count", studyRun(on("node-express-cluster", all, flatRSS(10))), "holds", []string{"14 of 14"}},
+		{"a lighter go-nethttp changes nothing", studyRun(nil, extraEverywhere("go-nethttp", fig{1, 1, 5})...), "holds", []string{"14 of 14"}},
+		{"Spring as light is a tie, not the least", studyRun(on("spring-mvc", all, flatRSS(60))), "partly", []string{"least memory at 0 of 14", "a tie with spring-mvc"}},
+		{"Spring lighter everywhere: one part fails, one holds", studyRun(on("spring-mvc", all, flatRSS(30))), "partly", []string{"least memory at 0 of 14", "in 2 of 2"}},
+		{"Spring lighter at half the levels", studyRun(on("spring-mvc", in(firstLevels(7)), flatRSS(10))), "partly", []string{"7 of 14", "in 2 of 2"}},
+		{"no rise for the EventBus", studyRun(on("vertx-eventbus", all, flatRSS(200)), extraEverywhere("go-nethttp", fig{1, 1, 100})...), "partly", []string{"14 of 14", "in 1 of 2"}},
+		{"no rise for either", studyRun(both(rise("vertx-eventbus", 200, 200), rise("play-akka", 200, 200))), "partly", []string{"in 0 of 2"}},
+		// The least rises line 194's figures give: 12 → 15 % for Akka, 12 → 25 % for the bus.
+		{"Akka's rise just under 25 %", studyRun(rise("play-akka", 200, 249)), "partly", []string{"in 1 of 2", "play-akka 200 → 249 MB, 1.25×"}},
+		{"Akka's rise of 25 %", studyRun(rise("play-akka", 200, 250)), "holds", []string{"in 2 of 2"}},
+		{"the EventBus doubling is short of 25 against 12 %", studyRun(rise("vertx-eventbus", 200, 400)), "partly", []string{"in 1 of 2", "vertx-eventbus 200 → 400 MB, 2.00×"}},
+		{"40 users is below the line", studyRun(func(s *spec, l results.Level) bool {
+			if heavy(s) && l.Group == "1 room" && l.X >= 40 {
+				s.fig.rss = 500
+			}
+			return true
+		}), "partly", []string{"in 0 of 2"}},
+		{"more than 40 users in all counts, in any number of rooms", studyRun(func(s *spec, l results.Level) bool {
+			if heavy(s) {
+				s.fig.rss = 200
+				if l.Group != "1 room" && usersOf(l) > 40 {
+					s.fig.rss = 500
+				}
+			}
+			return true
+		}), "holds", []string{"in 2 of 2"}},
+		{"40 users in all, in two or four rooms, is below the line", studyRun(func(s *spec, l results.Level) bool {
+			if heavy(s) && (l.Name == "r2-u20" || l.Name == "r4-u10") {
+				s.fig.rss = 500 // above the one-room ladder's 450 and 260
+			}
+			return true
+		}), "partly", []string{"in 0 of 2"}},
+		{"no level above 40 users: the rise is untested, never held", studyRun(both(
+			without("vertx-eventbus", func(l results.Level) bool { return usersOf(l) > 40 }),
+			without("play-akka", func(l results.Level) bool { return usersOf(l) > 40 }))),
+			"holds where tested", []string{"least memory at 14 of 14 levels", "untested: a rise above 40 users"}},
+		{"a quick run, a few users a room: the rise is untested", runOf(quickPlanned, append(append(
+			everywhere(quickPlanned, "node-express", constant(fig{5, 50, 60})),
+			everywhere(quickPlanned, "vertx-eventbus", constant(fig{5, 50, 200}))...),
+			everywhere(quickPlanned, "play-akka", constant(fig{5, 50, 200}))...)...),
+			"holds where tested", []string{"least memory at 4 of 4 levels", "untested: a rise above 40 users"}},
+		{"the rise judged on peaks", studyRun(func(s *spec, l results.Level) bool {
+			if heavy(s) && l.Name == "r1-u10" {
+				s.fig.rss = 210 // the low side's peak: 260 is under 25 % above it, 450 over 108 %
+			}
+			return true
+		}), "partly", []string{"in 1 of 2"}},
+		{"crashed cells do not count", studyRun(on("spring-mvc", all, func(s *spec) { s.outcome = results.OutcomeCrashed; s.fig.rss = 1 })), "holds", []string{"14 of 14"}},
+		{"node-express missing", studyRun(without("node-express", all)), "holds where tested", []string{"untested: node-express was not measured", "in 2 of 2"}},
+	})
+}
+
+// Claim e: Spring and Akka, the faster stacks, busier than plain Vert.x and Node (line 186).
+func TestJudgeClaimE(t *testing.T) {
+	checkClaim(t, "e", []claimCase{
+		{"the study's picture", studyRun(nil), "holds", []string{"spring-mvc more CPU than vertx, node-express, node-express-cluster at 3 of 3 levels", "play-akka more CPU"}},
+		{"Akka no busier than Vert.x: a tie", studyRun(on("play-akka", all, func(s *spec) { s.fig.cpu = 155 })), "partly", []string{"play-akka more CPU than vertx, node-express, node-express-cluster at 0 of 3", "a tie with vertx"}},
+		{"the Node cluster busiest", studyRun(on("node-express-cluster", all, func(s *spec) { s.fig.cpu = 700 })), "fails", []string{"lower than node-express-cluster"}},
+		{"judged at the largest levels only", studyRun(on("spring-mvc", notTop, func(s *spec) { s.fig.cpu = 1 })), "holds", nil},
+		{"Spring alone", runOf(seedPlanned, everywhere(seedPlanned, "spring-mvc", constant(fig{5, 300, 200}))...), "untested", []string{"spring-mvc not measured beside the others"}},
+	})
+}
+
+// Claim f: the Node stacks less CPU than the Java ones; one core for single Node, several
+// for the cluster (line 190).
+func TestJudgeClaimF(t *testing.T) {
+	checkClaim(t, "f", []claimCase{
+		{"the study's picture", studyRun(nil), "holds", []string{"node-express less CPU than every Java stack at 3 of 3", "node-express within one core (at most 110 % CPU) at 3 of 3 levels (r1-u60 95 %", "node-express-cluster beyond one core (over 110 % CPU) at 3 of 3 levels (r1-u60 120 %"}},
+		{"the cluster busier than the JVMs", studyRun(on("node-express-cluster", all, func(s *spec) { s.fig.cpu = 500 })), "partly", []string{"node-express-cluster less CPU than every Java stack at 0 of 3"}},
+		{"single Node over a core", studyRun(on("node-express", all, func(s *spec) { s.fig.cpu = 115 })), "partly", []string{"node-express within one core (at most 110 % CPU) at 0 of 3 levels (r1-u60 115 %"}},
+		{"the cluster within a core", studyRun(on("node-express-cluster", all, func(s *spec) { s.fig.cpu = 100 })), "partly", []string{"beyond one core (over 110 % CPU) at 0 of 3"}},
+		{"no Node", studyRun(both(without("node-express", all), without("node-express-cluster", all))), "untested", nil},
+	})
+}
+
+// Claim g: Vert.x without the bus and the Spring stacks keep a constant memory (line 196).
+func TestJudgeClaimG(t *testing.T) {
+	grows := func(name string, high float64) edit {
+		return on(name, func(l results.Level) bool { return usersOf(l) > 40 }, func(s *spec) { s.fig.rss = high })
+	}
+	checkClaim(t, "g", []claimCase{
+		{"the study's picture", studyRun(nil), "holds", []string{"a rise below ×1.25", "in 3 of 3 (spring-mvc 200 → 200 MB, 1.00×; spring-mvc-jetty 200 → 200 MB, 1.00×; vertx 200 → 200 MB, 1.00×)"}},
+		{"a rise under 25 % is constant", studyRun(grows("vertx", 249)), "holds", []string{"vertx 200 → 249 MB, 1.25×"}},
+		{"Vert.x rising 25 %", studyRun(grows("vertx", 250)), "partly", []string{"in 2 of 3"}},
+		{"all three rising", studyRun(both(both(grows("vertx", 400), grows("spring-mvc", 400)), grows("spring-mvc-jetty", 400))), "fails", []string{"in 0 of 3"}},
+		{"none measured above 40 users", studyRun(func(s *spec, l results.Level) bool { return usersOf(l) <= 40 }), "untested", []string{"needs spring-mvc or spring-mvc-jetty or vertx measured both above 40 users and at or below"}},
+	})
+}
+
+// The claims that rest on the study's 8 cores read untested here on one core, with the cores
+// named and what was measured as context; on 8 they are judged. Those that do not rest on
+// the cores are judged on one alike and declare nothing.
+func TestClaimsAtTheStudysCores(t *testing.T) {
+	onCore := claimsOf(onCores(studyRun(nil), "1"))
+	onEight := claimsOf(onCores(studyRun(nil), "0-7"))
+	for _, id := range []string{"b", "c", "e", "f"} {
+		c := onCore[id]
+		if c.Verdict != results.ClaimUntestedHere || !strings.Contains(c.Why, "needs ≥ 8 server cores (seeds/000 line 72") || !strings.Contains(c.Why, "this run gave 1") || !strings.Contains(c.Why, "as context only: ") || !strings.Contains(c.Why, "at 3 of 3 levels") {
+			t.Errorf("claim %s on one core: %s (%s)", id, c.Verdict, c.Why)
+		}
+		if len(c.Conditions) != 1 || c.Conditions[0].Met || c.Conditions[0].Given != 1 || c.Conditions[0].Needs != 8 {
+			t.Errorf("claim %s on one core: conditions %+v", id, c.Conditions)
+		}
+		if c := onEight[id]; c.Verdict != results.ClaimHolds || len(c.Conditions) != 1 || !c.Conditions[0].Met || c.Conditions[0].Given != 8 {
+			t.Errorf("claim %s on 8 cores: %s (%s) %+v", id, c.Verdict, c.Why, c.Conditions)
+		}
+	}
+	// On one core the cluster is one worker and a relay: slower than single Node. That is
+	// no evidence against the study.
+	slowCluster := onCores(studyRun(on("node-express-cluster", all, func(s *spec) { s.fig.mean *= 10 })), "1")
+	if c := claimsOf(slowCluster)["b"]; c.Verdict != results.ClaimUntestedHere {
+		t.Errorf("claim b, a slow cluster on one core: %s (%s)", c.Verdict, c.Why)
+	}
+	// Nothing measured is untested, the cores not being why; the condition is still recorded.
+	if c := claimsOf(onCores(runOf(seedPlanned), "1"))["b"]; c.Verdict != results.ClaimUntested || len(c.Conditions) != 1 {
+		t.Errorf("claim b, nothing measured on one core: %s (%s) %+v", c.Verdict, c.Why, c.Conditions)
+	}
+	for _, id := range []string{"a", "d", "g"} {
+		if c := onCore[id]; c.Verdict != results.ClaimHolds || len(c.Conditions) != 0 {
+			t.Errorf("claim %s on one core: %s (%s) %+v", id, c.Verdict, c.Why, c.Conditions)
+		}
+	}
+}
+
+// One rule: every claim's verdict is the kit's Combine over its parts, each the kit's Count
+// over the places it was tested (e.g. 1 of 3 is partly, where chat's own rule said fails).
+func TestClaimsFollowTheKitsRule(t *testing.T) {
+	type counts [][2]int // per part: passed, of
+	type row struct {
+		id    string
+		run   *results.Run
+		parts counts
+	}
+	var rows []row
+	for _, n := range []int{0, 1, 7, 13, 14} {
+		rows = append(rows, row{"a", studyRun(on("vertx-eventbus", in(firstLevels(n)), func(s *spec) { s.fig.mean = 0.5 })), counts{{14 - n, 14}, {14, 14}}})
+		rows = append(rows, row{"d", studyRun(on("spring-mvc", in(firstLevels(n)), func(s *spec) { s.fig.rss = 30 })), counts{{14 - n, 14}, {2, 2}}})
+	}
+	for n := 0; n <= 3; n++ {
+		rows = append(rows,
+			row{"b", studyRun(on("vertx-eventbus", firstTops(n), func(s *spec) { s.fig.mean = 1e6 })), counts{{3 - n, 3}, {3, 3}}},
+			row{"c", studyRun(on("node-express-cluster", firstTops(n), func(s *spec) { s.fig.mean = 0.1 })), counts{{3 - n, 3}, {3 - n, 3}}},
+			row{"e", studyRun(on("play-akka", firstTops(n), func(s *spec) { s.fig.cpu = 100 })), counts{{3, 3}, {3, 3}, {3 - n, 3}}},
+			row{"f", studyRun(on("node-express-cluster", firstTops(n), func(s *spec) { s.fig.cpu = 500 })), counts{{3, 3}, {3 - n, 3}, {3, 3}, {3, 3}}})
+	}
+	constant := []string{"vertx", "spring-mvc", "spring-mvc-jetty"}
+	for n := 0; n <= len(constant); n++ { // the first n stacks grow
+		rows = append(rows, row{"g", studyRun(func(s *spec, l results.Level) bool {
+			if slices.Contains(constant[:n], s.name) && usersOf(l) > 40 {
+				s.fig.rss = 400
+			}
+			return true
+		}), counts{{3 - n, 3}}})
+	}
+	for _, r := range rows {
+		var parts []scenario.Part
+		for _, c := range r.parts {
+			parts = append(parts, scenario.Part{Verdict: scenario.Count(c[0], c[1])})
+		}
+		want := scenario.Combine(results.Claim{}, parts...).Verdict
+		c := claimsOf(r.run)[r.id]
+		if c.Verdict != want {
+			t.Errorf("claim %s, parts %v: %s (%s), the kit's rule says %s", r.id, r.parts, c.Verdict, c.Why, want)
+		}
+		for _, p := range r.parts {
+			if !strings.Contains(c.Why, fmt.Sprintf("%d of %d", p[0], p[1])) {
+				t.Errorf("claim %s why %q does not count %d of %d", r.id, c.Why, p[0], p[1])
+			}
+		}
+	}
+	if got := scenario.Count(1, 3); got != results.ClaimPartly {
+		t.Errorf("1 of 3: %s", got)
+	}
+}
+
+// The claims come as a to g; an empty run tests none of them.
+func TestJudgeClaimShape(t *testing.T) {
+	for _, run := range []*results.Run{{}, runOf(seedPlanned), studyRun(nil)} {
+		_, claims := Scenario{}.Judge(run)
+		var ids []string
+		for _, c := range claims {
+			ids = append(ids, c.ID)
+			if c.Text == "" || c.Why == "" {
+				t.Errorf("claim %s: text %q why %q", c.ID, c.Text, c.Why)
+			}
+			if len(run.Summary) == 0 && !results.Untested(c.Verdict) {
+				t.Errorf("empty run: claim %s %s (%s)", c.ID, c.Verdict, c.Why)
+			}
+			if len(run.Summary) > 0 && c.Verdict != "holds" {
+				t.Errorf("the study's picture: claim %s %s (%s)", c.ID, c.Verdict, c.Why)
+			}
+		}
+		if strings.Join(ids, ",") != "a,b,c,d,e,f,g" {
+			t.Errorf("claims %v, want a to g", ids)
+		}
+	}
+}
