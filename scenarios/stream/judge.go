@@ -22,11 +22,13 @@ type Fate struct {
 	// Faults are what its clients caught it at (lost, duplicated, …): a server with any is
 	// judged faults, never bounded.
 	Faults map[string]int64
+	// Trend is its memory's growth over the load, and where it meets the cap.
+	Trend Trend
 }
 
 // FateOf reads a measured cell.
 func FateOf(c results.Cell) Fate {
-	f := Fate{PeakMB: c.Server.Summary.RSSMBMax, Seconds: c.Seconds, Faults: c.Faults}
+	f := Fate{PeakMB: c.Server.Summary.RSSMBMax, Seconds: c.Seconds, Faults: c.Faults, Trend: TrendOf(c)}
 	if c.Memory != nil {
 		f.CapMB = c.Memory.CapMB
 	}
@@ -65,8 +67,9 @@ func (f Fate) Bounded() bool {
 	return f.Failed == "" && len(f.Faults) == 0 && (f.CapMB == 0 || f.PeakMB < f.CapMB) && f.GrowthMB <= growthShare*max(f.CapMB, 512)
 }
 
-// Grew is memory that failed or kept growing.
-func (f Fate) Grew() bool { return f.Failed != "" || f.GrowthMB > growthShare*max(f.CapMB, 512) }
+// Grew is memory that failed, or grew steadily towards the cap (Trend.TowardsCap): a run
+// that ended before the cap was reached still shows where its memory was going.
+func (f Fate) Grew() bool { return f.Failed != "" || f.Trend.TowardsCap() }
 
 func (f Fate) String() string {
 	mem := fmt.Sprintf("RSS peak %.0f MB", f.PeakMB)
@@ -75,6 +78,9 @@ func (f Fate) String() string {
 	}
 	if f.GrowthMB > 0 {
 		mem += fmt.Sprintf(", +%.0f MB in the last third", f.GrowthMB)
+	}
+	if f.Trend.Known {
+		mem += "; " + f.Trend.String()
 	}
 	if f.SilentFor > 0 {
 		mem += fmt.Sprintf(", /stream/stats unanswered for %.1f s from %.1f s", f.SilentFor, f.SilentFrom)
@@ -100,7 +106,8 @@ func measured(run *results.Run, contender, level string) []results.Cell {
 	return out
 }
 
-// worst is the fate of the cell that fared worst: a failure over growth over none.
+// worst is the fate of the cell that fared worst: a failure over growth over none, the
+// faster growth of two.
 func worst(cells []results.Cell) (Fate, bool) {
 	if len(cells) == 0 {
 		return Fate{}, false
@@ -108,7 +115,7 @@ func worst(cells []results.Cell) (Fate, bool) {
 	w := FateOf(cells[0])
 	for _, c := range cells[1:] {
 		f := FateOf(c)
-		if (f.Failed != "" && w.Failed == "") || (f.Failed == w.Failed && f.GrowthMB > w.GrowthMB) {
+		if (f.Failed != "" && w.Failed == "") || (f.Failed == w.Failed && (f.Trend.MBPerS > w.Trend.MBPerS || f.GrowthMB > w.GrowthMB && f.Trend.MBPerS == w.Trend.MBPerS)) {
 			w = f
 		}
 	}
@@ -116,11 +123,14 @@ func worst(cells []results.Cell) (Fate, bool) {
 }
 
 // rate is a contender's delivered messages/s at a throughput level: the median over its
-// repeats (from the run's summary), or why there is none to compare, and what qualifies it.
+// repeats (from the run's summary) when every repeat lasted the load with figures that are
+// the server's; else none, and why. A rate is compared with another only then: a baseline
+// that died, froze or was excluded gives no comparison (a dead server's rate is over the
+// seconds it lasted, and any cost against it passes).
 type rate struct {
 	perS float64
 	ok   bool
-	note string // how a repeat that died counts, or why there is no rate
+	note string // why there is no rate to compare
 }
 
 func delivered(run *results.Run, contender, level string) rate {
@@ -128,30 +138,12 @@ func delivered(run *results.Run, contender, level string) rate {
 	if len(cells) == 0 {
 		return rate{}
 	}
-	var r rate
-	var notes []string
 	for _, c := range cells {
-		f := FateOf(c)
-		sf, _ := streamload.FiguresOf(c)
-		switch {
-		case len(f.Faults) > 0:
-			return rate{note: "delivery faults (" + results.FormatFaults(f.Faults) + "): not ranked"}
-		case c.ClientBound:
-			return rate{note: "client-bound: not the server's rate"}
-		case f.Failed == results.OutcomeCrashed || f.Failed == results.OutcomeOutOfMemory:
-			switch {
-			case sf.Seconds > 0:
-				notes = append(notes, fmt.Sprintf("it died (%s) %.1f s in: its rate is over those %.1f s", f.Failed, sf.Seconds, sf.Seconds))
-			case sf.PerSecond > 0: // recorded before rates said what they were over
-				notes = append(notes, fmt.Sprintf("it died (%s): its rate is over the time it lasted, as recorded then", f.Failed))
-			default:
-				notes = append(notes, fmt.Sprintf("it died (%s) within a second: no rate", f.Failed))
-			}
-		case f.Failed != "":
-			notes = append(notes, "it was "+f.Failed+" during the run")
+		if note, excluded := excludedRate(c); excluded {
+			return rate{note: note}
 		}
 	}
-	r.note = strings.Join(notes, "; ")
+	var r rate
 	for _, cs := range run.Summary {
 		if cs.Contender == contender && cs.Level == level {
 			sp, ok := cs.Numbers[streamload.NumberDelivered]
@@ -159,6 +151,25 @@ func delivered(run *results.Run, contender, level string) rate {
 		}
 	}
 	return r
+}
+
+// excludedRate says why a cell's rate cannot be compared, if it cannot.
+func excludedRate(c results.Cell) (string, bool) {
+	f := FateOf(c)
+	sf, _ := streamload.FiguresOf(c)
+	switch {
+	case len(f.Faults) > 0:
+		return "delivery faults (" + results.FormatFaults(f.Faults) + "): not ranked", true
+	case c.ClientBound:
+		return "client-bound: not the server's rate", true
+	case c.SharedCPU:
+		return "shared CPU: not the server's rate", true
+	case f.Failed != "" && sf.Seconds > 0 && sf.PerSecond > 0:
+		return fmt.Sprintf("it died (%s) %.1f s in, after %.0f msg/s over those seconds: a rate that did not last the load is no baseline", f.Failed, sf.Seconds, sf.PerSecond), true
+	case f.Failed != "":
+		return fmt.Sprintf("it did not last the load (%s): no rate to compare", f.Failed), true
+	}
+	return "", false
 }
 
 // Judge gives each contender a verdict on memory and cost, and the study's two claims theirs.
@@ -248,35 +259,53 @@ func judge(run *results.Run, name string) (results.Verdict, bool) {
 	return verdict.Verdict(name, SlowOn, strings.Join(parts, "; ")), true
 }
 
-// costOf is what back-pressure cost a contender in delivered messages/s; without a cost, why
-// says what kept it from one (a level without a rate), or is "" when a level was not run.
-func costOf(run *results.Run, name string) (cost float64, why string, ok bool) {
-	on, off := delivered(run, name, ThroughputOn), delivered(run, name, ThroughputOff)
-	var notes []string
-	for _, r := range []struct {
-		with string
-		rate rate
-	}{{"with back-pressure", on}, {"without back-pressure", off}} {
-		if r.rate.note != "" {
-			notes = append(notes, "throughput "+r.with+": "+r.rate.note)
+// costLevels are the two levels back-pressure's cost is measured between: the paced ones
+// where the run has them (a generator rate a server without back-pressure can carry, so
+// that both sides live), else the preset's own throughput levels (seed: the study's fixed
+// generator rate). At rate 0 the baseline is outrun by its own generator and dies.
+func costLevels(run *results.Run) (on, off string) {
+	for _, l := range run.Scenario.Levels {
+		if l.Name == PacedOn || l.Name == PacedOff {
+			return PacedOn, PacedOff
 		}
 	}
-	if !on.ok || !off.ok || off.perS <= 0 {
-		if len(notes) > 0 {
-			return 0, "no throughput cost: " + strings.Join(notes, "; "), false
+	for _, c := range run.Cells {
+		if c.Level == PacedOn || c.Level == PacedOff {
+			return PacedOn, PacedOff
 		}
+	}
+	return ThroughputOn, ThroughputOff
+}
+
+// costOf is what back-pressure cost a contender in delivered messages/s, between the
+// costLevels, where both lasted the load; without a cost, why says what kept it from one
+// (a side that died, froze or was excluded), or is "" when a level was not run.
+func costOf(run *results.Run, name string) (cost float64, why string, ok bool) {
+	onLevel, offLevel := costLevels(run)
+	on, off := delivered(run, name, onLevel), delivered(run, name, offLevel)
+	var notes []string
+	for _, r := range []struct {
+		level string
+		rate  rate
+	}{{onLevel, on}, {offLevel, off}} {
+		if r.rate.note != "" {
+			notes = append(notes, r.level+": "+r.rate.note)
+		}
+	}
+	if len(notes) > 0 {
+		return 0, "no throughput cost: " + strings.Join(notes, "; "), false
+	}
+	if !on.ok || !off.ok || off.perS <= 0 {
 		return 0, "", false
 	}
 	cost = 1 - on.perS/off.perS
-	why = fmt.Sprintf("throughput %.0f msg/s with back-pressure, %.0f without (cost %+.0f %%)", on.perS, off.perS, cost*100)
-	if len(notes) > 0 {
-		why += "; " + strings.Join(notes, "; ")
-	}
-	return cost, why, true
+	return cost, fmt.Sprintf("%s %.0f msg/s with back-pressure, %s %.0f without: cost %+.0f %%", onLevel, on.perS, offLevel, off.perS, cost*100), true
 }
 
 // claimGrowsUntilFails: (a) without back-pressure, slow clients grow server memory until it
-// fails.
+// fails (seeds/003 line 28). Judged on the trend: a server holds it that died, or whose
+// memory grows steadily towards its cap (Fate.Grew), not only one the run lasted long
+// enough to see die; one whose memory stays flat fails it.
 func claimGrowsUntilFails(run *results.Run) results.Claim {
 	cl := results.Claim{ID: "a", Text: "Without back-pressure, slow clients grow the server's memory until it fails."}
 	var failed, grew, held, uncounted []string
@@ -287,13 +316,16 @@ func claimGrowsUntilFails(run *results.Run) results.Claim {
 		case notCounted(run, ct.Name, SlowOff, &uncounted):
 		case f.Failed != "":
 			failed = append(failed, fmt.Sprintf("%s (%s)", ct.Name, f))
+		case !f.Trend.Known || f.CapMB <= 0:
+			uncounted = append(uncounted, fmt.Sprintf("%s (no trend to judge: %s)", ct.Name, f))
 		case f.Grew():
 			grew = append(grew, fmt.Sprintf("%s (%s)", ct.Name, f))
 		default:
 			held = append(held, fmt.Sprintf("%s (%s)", ct.Name, f))
 		}
 	}
-	return judged(cl, SlowOff, []outcomeGroup{{"failed", failed}, {"grew but lasted the run", grew}, {"held its memory", held}}, uncounted)
+	groups := []outcomeGroup{{"failed", failed}, {fmt.Sprintf("grew towards the cap, to reach it within %d× the load's length", horizon), grew}, {"held its memory", held}}
+	return judged(cl, SlowOff, len(failed)+len(grew), groups, uncounted)
 }
 
 // notCounted says whether a claim leaves a contender out at level, its figures being no
@@ -316,10 +348,14 @@ type outcomeGroup struct {
 	list []string
 }
 
-// judged gives a claim its verdict from its groups, the first the claim's support and the last
-// its refutation (holds: all in the first; fails: all in the last; partly otherwise), and says
-// who is in which, and who was not counted.
-func judged(cl results.Claim, level string, groups []outcomeGroup, uncounted []string) results.Claim {
+// judged gives a claim of one part its verdict by the kit's rule (scenario.Count: passed
+// of the contenders counted), and says who is in which group, and who was not counted.
+func judged(cl results.Claim, level string, passed int, groups []outcomeGroup, uncounted []string) results.Claim {
+	return scenario.Combine(cl, partOf(level, passed, groups, uncounted))
+}
+
+// partOf is one part judged over contenders: passed of those in groups.
+func partOf(level string, passed int, groups []outcomeGroup, uncounted []string) scenario.Part {
 	n := 0
 	var why []string
 	for _, g := range groups {
@@ -331,46 +367,53 @@ func judged(cl results.Claim, level string, groups []outcomeGroup, uncounted []s
 	if len(uncounted) > 0 {
 		why = append(why, "not counted: "+strings.Join(uncounted, ", "))
 	}
-	switch {
-	case n == 0 && len(uncounted) > 0:
-		cl.Verdict, cl.Why = results.ClaimUntested, strings.Join(why, "; ")
-		return cl
-	case n == 0:
-		cl.Verdict, cl.Why = results.ClaimUntested, "no contender ran "+level
-		return cl
-	case len(groups[0].list) == n:
-		cl.Verdict = results.ClaimHolds
-	case len(groups[len(groups)-1].list) == n:
-		cl.Verdict = results.ClaimFails
-	default:
-		cl.Verdict = results.ClaimPartly
+	if n == 0 && len(why) == 0 {
+		why = append(why, "no contender ran "+level)
 	}
-	cl.Why = strings.Join(why, "; ")
-	return cl
+	return scenario.Part{Verdict: scenario.Count(passed, n), Why: strings.Join(why, "; ")}
 }
 
-// claimBoundedAtSmallCost: (b) with back-pressure memory stays bounded at ≤ 20 % throughput
-// cost.
+// claimBoundedAtSmallCost: (b) with back-pressure memory stays bounded (seeds/003 lines
+// 54–55) at a throughput cost of at most 20 % (line 59: "reduces throughput up to 20%").
+// Two parts: memory, over every contender measured with slow readers; the cost, over those
+// bounded whose cost was measured between two runs that both lasted the load.
 func claimBoundedAtSmallCost(run *results.Run) results.Claim {
 	cl := results.Claim{ID: "b", Text: "With back-pressure, memory stays bounded at a throughput cost of at most 20 %."}
-	var good, untested, costly, unbounded, uncounted []string
+	var bounded, unbounded, cheap, costly, costUntested, uncounted []string
 	for _, ct := range run.Contenders {
 		f, ok := worst(measured(run, ct.Name, SlowOn))
 		if !ok || notCounted(run, ct.Name, SlowOn, &uncounted) {
 			continue
 		}
+		if !f.Bounded() {
+			unbounded = append(unbounded, fmt.Sprintf("%s (%s)", ct.Name, f))
+			continue
+		}
+		bounded = append(bounded, fmt.Sprintf("%s (%s)", ct.Name, f))
 		cost, why, costKnown := costOf(run, ct.Name)
 		switch {
-		case !f.Bounded():
-			unbounded = append(unbounded, fmt.Sprintf("%s (%s)", ct.Name, f))
-		case !costKnown: // bounded, but what it cost was not measured: that part is untested
-			untested = append(untested, fmt.Sprintf("%s (%s)", ct.Name, f))
+		case !costKnown && why == "":
+			costUntested = append(costUntested, ct.Name+" (no throughput levels run)")
+		case !costKnown:
+			costUntested = append(costUntested, fmt.Sprintf("%s (%s)", ct.Name, why))
 		case cost > maxCost:
 			costly = append(costly, fmt.Sprintf("%s (%s)", ct.Name, why))
 		default:
-			good = append(good, fmt.Sprintf("%s (%s; %s)", ct.Name, f, why))
+			cheap = append(cheap, fmt.Sprintf("%s (%s)", ct.Name, why))
 		}
 	}
-	return judged(cl, SlowOn, []outcomeGroup{{"bounded at ≤ 20 % cost", good}, {"bounded, its cost not measured (no throughput levels)", untested},
-		{"bounded but costing more than 20 %", costly}, {"not bounded", unbounded}}, uncounted)
+	memory := partOf(SlowOn, len(bounded), []outcomeGroup{{"bounded", bounded}, {"not bounded", unbounded}}, uncounted)
+	cost := partOf(SlowOn, len(cheap), []outcomeGroup{{"costing at most 20 %", cheap}, {"costing more than 20 %", costly}}, nil)
+	if len(cheap)+len(costly) == 0 {
+		cost = scenario.Part{Verdict: results.ClaimUntested, Why: "the cost of back-pressure: no contender bounded with a cost measured between runs that both lasted the load"}
+		if len(costUntested) > 0 {
+			cost.Why += ": " + strings.Join(costUntested, ", ")
+		}
+	} else if len(costUntested) > 0 {
+		cost.Why += "; cost not measured: " + strings.Join(costUntested, ", ")
+	}
+	if len(bounded)+len(unbounded) == 0 {
+		return judged(cl, SlowOn, 0, nil, uncounted)
+	}
+	return scenario.Combine(cl, memory, cost)
 }

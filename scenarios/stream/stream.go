@@ -23,6 +23,10 @@ const (
 	ThroughputOff = "throughput-off"
 	SlowOn        = "slow-on"
 	SlowOff       = "slow-off"
+	// The paced throughput levels: fast readers, the generator at pacedTotal messages/s in
+	// all, where a server without back-pressure can keep up and so live to be compared.
+	PacedOn  = "throughput-paced-on"
+	PacedOff = "throughput-paced-off"
 )
 
 // shape is one preset's load.
@@ -50,7 +54,16 @@ const (
 	// growthShare of the cap: more RSS than this gained in a cell's last third is growth,
 	// not a runtime settling into its heap.
 	growthShare = 0.10
+	// pacedTotal is the paced levels' generator rate, in messages/s over all clients: arena's
+	// choice, about a third of what undertow delivered with back-pressure at rate 0 on one
+	// core (29,147 messages/s, docs/findings.md of 2026-11-24), so that a server without
+	// back-pressure keeps up and lives. At rate 0 it cannot: its generator outruns its sends
+	// and it dies of out-of-memory, leaving no baseline to set a cost against.
+	pacedTotal = 10_000
 )
+
+// pacedRate is a client's generator rate at the paced levels.
+func pacedRate(clients int) int { return max(1, pacedTotal/clients) }
 
 // Scenario is the back-pressure study.
 type Scenario struct{}
@@ -64,7 +77,14 @@ func (Scenario) Study() string {
 }
 func (Scenario) Presets() []string { return []string{"default", "seed"} }
 
-// Plan builds the four levels of the preset.
+// mode is one level's readers, back-pressure and generator rate.
+type mode struct {
+	name, bp string
+	slow     bool
+	rate     int
+}
+
+// Plan builds the levels of the preset: each mode with back-pressure on and off.
 func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
 	r, err := o.Resolve(s)
 	if err != nil {
@@ -95,22 +115,26 @@ func (s Scenario) Plan(o scenario.Options) (scenario.Plan, error) {
 		"Every client checks its messages: gaps beyond what the server counted as dropped, copies, messages out of order or malformed, and any drop with BACKPRESSURE=off are delivery faults; a contender with any is judged faults, never bounded, and its rate is not ranked.",
 		"Only contenders with /stream (features = [\"stream\"]) are measured; the others are listed as unsupported.",
 	}}
+	if sh.rate == 0 {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("The cost of back-pressure is measured at a generator rate both sides survive (throughput-paced-on and -off: fast readers, %d messages/s per client, %d in all; arena's choice): at rate 0 a server without back-pressure is outrun by its own generator and dies, and a dead baseline gives no cost.", pacedRate(sh.clients), pacedRate(sh.clients)*sh.clients))
+	}
 	if preset == "seed" {
 		plan.Notes = append(plan.Notes, fmt.Sprintf("With back-pressure each client may hold 5100 messages: %d clients × 5100 × %d B is %.1f GB of messages before any overhead; give --heap accordingly (e.g. --heap 4096), or the bounded queues alone exceed the cap.", sh.clients, size, float64(sh.clients)*5100*size/1e9))
 	}
-	for _, m := range []struct {
-		name, group, bp string
-		slow            bool
-	}{
-		{ThroughputOn, "throughput", "on", false}, {ThroughputOff, "throughput", "off", false},
-		{SlowOn, "slow consumers", "on", true}, {SlowOff, "slow consumers", "off", true},
-	} {
-		l := streamload.Load{Tag: Tag, Clients: sh.clients, Rate: sh.rate, Size: size, Duration: sh.throughput, Lossless: m.bp == "off"}
+	modes := []mode{
+		{ThroughputOn, "on", false, sh.rate}, {ThroughputOff, "off", false, sh.rate},
+		{SlowOn, "on", true, sh.rate}, {SlowOff, "off", true, sh.rate},
+	}
+	if sh.rate == 0 { // else the preset's throughput levels run at a fixed rate already (seed: the study's)
+		modes = append(modes, mode{PacedOn, "on", false, pacedRate(sh.clients)}, mode{PacedOff, "off", false, pacedRate(sh.clients)})
+	}
+	for _, m := range modes {
+		l := streamload.Load{Tag: Tag, Clients: sh.clients, Rate: m.rate, Size: size, Duration: sh.throughput, Lossless: m.bp == "off"}
 		if m.slow {
 			l.Slow, l.ReadDelay, l.Duration = sh.clients, readDelay, sh.slow
 		}
 		plan.Levels = append(plan.Levels, scenario.Level{
-			Name: m.name, // no X: four levels of one count are no curve
+			Name: m.name, // no X: levels of one count are no curve
 			Env:  map[string]string{"BACKPRESSURE": m.bp}, Load: l, MemoryCap: true,
 		})
 	}

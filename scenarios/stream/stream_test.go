@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +17,8 @@ func TestPlanHasBothModesWithAndWithoutBackpressureUnderACap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{ThroughputOn: "on", ThroughputOff: "off", SlowOn: "on", SlowOff: "off"}
-	if len(p.Levels) != 4 {
+	want := map[string]string{ThroughputOn: "on", ThroughputOff: "off", SlowOn: "on", SlowOff: "off", PacedOn: "on", PacedOff: "off"}
+	if len(p.Levels) != 6 {
 		t.Fatalf("%d levels", len(p.Levels))
 	}
 	for _, l := range p.Levels {
@@ -30,10 +32,16 @@ func TestPlanHasBothModesWithAndWithoutBackpressureUnderACap(t *testing.T) {
 		if ld.Clients != quickShape.clients || ld.Size != 250 {
 			t.Errorf("%s: %+v", l.Name, ld)
 		}
+		// the paced levels feed a rate both sides can carry; the rest as fast as the server can
+		paced := l.Name == PacedOn || l.Name == PacedOff
+		if wantRate := map[bool]int{true: pacedTotal / quickShape.clients, false: 0}[paced]; ld.Rate != wantRate || (paced && ld.Slow != 0) {
+			t.Errorf("%s: rate %d, %d slow; want rate %d", l.Name, ld.Rate, ld.Slow, wantRate)
+		}
 	}
+	// the study's preset runs at the study's fixed rate already: no paced levels
 	seed, _ := Scenario{}.Plan(scenario.Options{Preset: "seed"})
-	if ld := seed.Levels[0].Load.(streamload.Load); ld.Clients != 1000 || ld.Rate != 1500 {
-		t.Errorf("seed: %+v", ld)
+	if ld := seed.Levels[0].Load.(streamload.Load); ld.Clients != 1000 || ld.Rate != 1500 || len(seed.Levels) != 4 {
+		t.Errorf("seed: %d levels, %+v", len(seed.Levels), ld)
 	}
 	if d, _ := (Scenario{}).Plan(scenario.Options{Duration: 3 * time.Second}); d.Levels[3].Load.(streamload.Load).Duration != 3*time.Second {
 		t.Error("--duration is not honoured")
@@ -99,9 +107,11 @@ func TestJudgeReadsMemoryAndCost(t *testing.T) {
 	if got["good"] != "bounded" || got["costly"] != "bounded, costly" || got["leaky"] != "unbounded" {
 		t.Fatalf("verdicts %v", verdicts)
 	}
-	if claims[0].Verdict != "partly" || !strings.Contains(claims[0].Why, "grew but lasted the run: leaky") {
+	// leaky lived, its memory on its way to the cap: that holds the claim as a death does
+	if claims[0].Verdict != "holds" || !strings.Contains(claims[0].Why, "grew towards the cap, to reach it within 10× the load's length: leaky") {
 		t.Errorf("claim a: %+v", claims[0])
 	}
+	// memory: 2 of 3 bounded; the cost: 1 of the 2 bounded within 20 %
 	if claims[1].Verdict != "partly" || !strings.Contains(claims[1].Why, "costing more than 20 %: costly") || !strings.Contains(claims[1].Why, "not bounded: leaky") {
 		t.Errorf("claim b: %+v", claims[1])
 	}
@@ -115,10 +125,10 @@ func TestJudgeReadsMemoryAndCost(t *testing.T) {
 	if claims[0].Verdict != "untested" || claims[1].Verdict != "untested" {
 		t.Errorf("nothing run: %+v", claims)
 	}
-	// Slow readers only (the matrix's form): bounded, but the cost is untested, never held.
+	// Slow readers only (the matrix's form): bounded, the cost untested, no mark against it.
 	slowOnly := &results.Run{Contenders: []results.Contender{{Name: "good"}}, Cells: run.Cells[:2]}
 	_, claims = judgeRun(t, slowOnly)
-	if claims[1].Verdict != "partly" || !strings.Contains(claims[1].Why, "bounded, its cost not measured (no throughput levels): good") {
+	if claims[1].Verdict != results.ClaimHoldsWhereTested || !strings.Contains(claims[1].Why, "untested: the cost of back-pressure") || !strings.Contains(claims[1].Why, "good (no throughput levels run)") {
 		t.Errorf("bounded, cost unmeasured: %+v", claims[1])
 	}
 }
@@ -210,9 +220,9 @@ func TestDeliveryFaultsAreAVerdict(t *testing.T) {
 	}
 }
 
-// A rate is over the time it was measured: a server that died during its throughput run has
-// its rate over the seconds it lasted, or none, and the verdict says which.
-func TestADeadServersRateSaysWhatItIsOver(t *testing.T) {
+// A baseline that died gives no cost: neither a rate over the seconds it lasted nor none at
+// all is set against the side that lived.
+func TestADeadBaselineGivesNoCost(t *testing.T) {
 	died := func(level string, seconds float64) results.Cell {
 		c := cell("x", level, 300, 900, 0, results.OutcomeCrashed, true)
 		f := &streamload.Figures{Responsive: true, CutShort: true, Seconds: seconds}
@@ -223,20 +233,73 @@ func TestADeadServersRateSaysWhatItIsOver(t *testing.T) {
 		return c
 	}
 	base := []results.Cell{cell("x", SlowOn, 300, 305, 500, results.OutcomeOK, true), cell("x", ThroughputOn, 300, 305, 40_000, results.OutcomeOK, true)}
-	run := &results.Run{Contenders: []results.Contender{{Name: "x"}}, Cells: append(base, died(ThroughputOff, 2.5))}
-	verdicts, _ := judgeRun(t, run)
-	if !strings.Contains(verdicts[0].Why, "40000 msg/s with back-pressure, 30000 without") || !strings.Contains(verdicts[0].Why, "it died (crashed) 2.5 s in: its rate is over those 2.5 s") {
-		t.Errorf("died after 2.5 s: %s", verdicts[0].Why)
+	for _, tt := range []struct {
+		seconds float64
+		why     string
+	}{
+		{2.5, "no throughput cost: throughput-off: it died (crashed) 2.5 s in, after 30000 msg/s over those seconds: a rate that did not last the load is no baseline"},
+		{0, "no throughput cost: throughput-off: it did not last the load (crashed): no rate to compare"},
+	} {
+		run := &results.Run{Contenders: []results.Contender{{Name: "x"}}, Cells: append(slices.Clone(base), died(ThroughputOff, tt.seconds))}
+		verdicts, claims := judgeRun(t, run)
+		if verdicts[0].Verdict != "bounded" || !strings.Contains(verdicts[0].Why, tt.why) {
+			t.Errorf("died after %.1f s: %+v", tt.seconds, verdicts[0])
+		}
+		if claims[1].Verdict != results.ClaimHoldsWhereTested || !strings.Contains(claims[1].Why, "untested: the cost of back-pressure") || !strings.Contains(claims[1].Why, tt.why) {
+			t.Errorf("died after %.1f s: claim b %+v; want the cost untested, saying why", tt.seconds, claims[1])
+		}
 	}
-	run = &results.Run{Contenders: []results.Contender{{Name: "x"}}, Cells: append(base, died(ThroughputOff, 0))}
-	verdicts, _ = judgeRun(t, run)
-	if !strings.Contains(verdicts[0].Why, "no throughput cost: throughput without back-pressure: it died (crashed) within a second: no rate") {
-		t.Errorf("died at once: %s", verdicts[0].Why)
+}
+
+// The cost is measured at the paced levels where the run has them: a baseline that died at
+// rate 0 is not used, one that lived at the paced rate is, and the claim's cost part is
+// judged on it.
+func TestTheCostIsMeasuredWhereBothSidesLived(t *testing.T) {
+	ok := results.OutcomeOK
+	cells := []results.Cell{
+		cell("undertow", SlowOn, 300, 305, 500, ok, true),
+		cell("undertow", ThroughputOn, 300, 320, 29_147, ok, true),
+		cell("undertow", ThroughputOff, 300, 1000, 335, results.OutcomeOutOfMemory, false),
 	}
-	if off := run.Summary[len(run.Summary)-1]; off.Level != ThroughputOff {
-		t.Fatalf("summary order: %+v", run.Summary)
-	} else if _, has := off.Numbers[streamload.NumberDelivered]; has {
-		t.Errorf("a rate for a load with none: %+v", off.Numbers)
+	lived := append(slices.Clone(cells), cell("undertow", PacedOn, 300, 305, 9_600, ok, true), cell("undertow", PacedOff, 300, 310, 10_000, ok, true))
+	_, claims := judgeRun(t, &results.Run{Contenders: []results.Contender{{Name: "undertow"}}, Cells: lived})
+	if claims[1].Verdict != results.ClaimHolds || !strings.Contains(claims[1].Why, "throughput-paced-on 9600 msg/s with back-pressure, throughput-paced-off 10000 without: cost +4 %") {
+		t.Errorf("both lived at the paced rate: %+v", claims[1])
+	}
+	costly := append(slices.Clone(cells), cell("undertow", PacedOn, 300, 305, 6_000, ok, true), cell("undertow", PacedOff, 300, 310, 10_000, ok, true))
+	if _, claims := judgeRun(t, &results.Run{Contenders: []results.Contender{{Name: "undertow"}}, Cells: costly}); claims[1].Verdict != results.ClaimPartly || !strings.Contains(claims[1].Why, "cost +40 %") {
+		t.Errorf("40 %% cost at the paced rate: %+v", claims[1])
+	}
+	dead := append(slices.Clone(cells), cell("undertow", PacedOn, 300, 305, 9_600, ok, true), cell("undertow", PacedOff, 300, 1000, 400, results.OutcomeOutOfMemory, false))
+	_, claims = judgeRun(t, &results.Run{Contenders: []results.Contender{{Name: "undertow"}}, Cells: dead})
+	if claims[1].Verdict != results.ClaimHoldsWhereTested || !strings.Contains(claims[1].Why, "throughput-paced-off: it died (out-of-memory)") || strings.Contains(claims[1].Why, "cost -") {
+		t.Errorf("the paced baseline died: %+v; want no cost, and no fall back to rate 0", claims[1])
+	}
+}
+
+// The findings' cost row reads the levels the claim's cost rests on, so that a verdict on
+// the cost always has its figure beside it.
+func TestTheCostRowReadsTheLevelsTheVerdictRestsOn(t *testing.T) {
+	plan, err := Scenario{}.Plan(scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &results.Run{}
+	for _, l := range plan.Levels {
+		run.Scenario.Levels = append(run.Scenario.Levels, results.Level{Name: l.Name})
+	}
+	on, off := costLevels(run)
+	var found bool
+	for _, p := range (Scenario{}).Reproduction().Published {
+		if p.Per != nil {
+			found = true
+			if p.Ours.Level != on || p.Per.Level != off || p.Value != 0.8 || p.Differs == nil {
+				t.Errorf("cost row reads %s over %s (value %g); the claim's cost rests on %s over %s", p.Ours.Level, p.Per.Level, p.Value, on, off)
+			}
+		}
+	}
+	if !found {
+		t.Error("no cost row")
 	}
 }
 
@@ -249,5 +312,92 @@ func TestAClientBoundCellIsInconclusive(t *testing.T) {
 	verdicts, claims := judgeRun(t, run)
 	if verdicts[0].Verdict != "inconclusive (client-bound)" || claims[1].Verdict != "untested" || !strings.Contains(claims[1].Why, "x (client-bound at slow-on)") {
 		t.Errorf("verdict %+v, claim %+v", verdicts[0], claims[1])
+	}
+}
+
+// rising is a slow-off cell of a load of seconds whose RSS follows rss(t), sampled every
+// second, under a 1024 MB cap.
+func rising(name string, seconds float64, status string, rss func(t float64) float64) results.Cell {
+	c := cell(name, SlowOff, 0, 0, 10, status, true)
+	c.Seconds, c.Server.Timeline, c.Server.Summary.RSSMBMax = seconds, nil, 0
+	for t := 0.0; t <= seconds; t++ {
+		c.Server.Timeline = append(c.Server.Timeline, results.Sample{T: t, RSSMB: rss(t)})
+		c.Server.Summary.RSSMBMax = max(c.Server.Summary.RSSMBMax, rss(t))
+	}
+	return c
+}
+
+// Claim (a) is judged on the trend: memory growing steadily towards the cap holds it though
+// the run ended first (the undertow: 534 MB of 1,024 MB, +62 MB in the last third of
+// 30 s); flat memory, or growth too slow to reach the cap within 10× the load, fails it.
+func TestClaimAIsJudgedOnTheTrend(t *testing.T) {
+	ok := results.OutcomeOK
+	cases := []struct {
+		name    string
+		cell    results.Cell
+		verdict string
+		whyHas  string
+	}{
+		{"growing, the run ended first", rising("undertow", 30, ok, func(t float64) float64 { return 348 + 6.2*t }), results.ClaimHolds,
+			"+6.2 MB/s over the last two thirds: the 1024 MB cap 79 s after the load's end (3.6× its 30 s)"},
+		{"flat", rising("undertow", 30, ok, func(t float64) float64 { return 500 + 3*math.Sin(t) }), results.ClaimFails, "held its memory: undertow"},
+		{"growing too slowly to reach the cap within 10×", rising("undertow", 30, ok, func(t float64) float64 { return 400 + 0.5*t }), results.ClaimFails, "the 1024 MB cap 1218 s after the load's end (41.6× its 30 s)"},
+		{"died of it", rising("undertow", 12, results.OutcomeOutOfMemory, func(t float64) float64 { return 600 + 35*t }), results.ClaimHolds, "failed: undertow (out-of-memory after 12.0 s"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			_, claims := judgeRun(t, &results.Run{Contenders: []results.Contender{{Name: "undertow"}}, Cells: []results.Cell{tt.cell}})
+			if claims[0].Verdict != tt.verdict || !strings.Contains(claims[0].Why, tt.whyHas) {
+				t.Errorf("claim a: %s (%s); want %s saying %q", claims[0].Verdict, claims[0].Why, tt.verdict, tt.whyHas)
+			}
+		})
+	}
+	// two samples in the last two thirds are no trend: not counted, never a mark either way
+	few := rising("undertow", 30, ok, func(t float64) float64 { return 400 + 6*t })
+	few.Server.Timeline = few.Server.Timeline[:12]
+	_, claims := judgeRun(t, &results.Run{Contenders: []results.Contender{{Name: "undertow"}}, Cells: []results.Cell{few}})
+	if claims[0].Verdict != results.ClaimUntested || !strings.Contains(claims[0].Why, "no trend to judge") {
+		t.Errorf("too few samples: %+v", claims[0])
+	}
+}
+
+func TestLeastSquares(t *testing.T) {
+	slope, intercept, ok := leastSquares([]float64{1, 2, 3, 4}, []float64{3, 5, 7, 9})
+	if !ok || math.Abs(slope-2) > 1e-9 || math.Abs(intercept-1) > 1e-9 {
+		t.Errorf("slope %g intercept %g ok %v; want 2, 1", slope, intercept, ok)
+	}
+	if _, _, ok := leastSquares([]float64{1, 2}, []float64{1, 2}); ok {
+		t.Error("a line through two points")
+	}
+	if _, _, ok := leastSquares([]float64{2, 2, 2}, []float64{1, 2, 3}); ok {
+		t.Error("a line through points at one x")
+	}
+}
+
+// The published figures say why ours differs from the run's recorded cores and load.
+func TestPublishedDiffersFromTheRunsConditions(t *testing.T) {
+	plan, err := Scenario{}.Plan(scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &results.Run{Env: results.Environment{ServerCPUs: "1"}}
+	for _, l := range plan.Levels {
+		run.Scenario.Levels = append(run.Scenario.Levels, results.Level{Name: l.Name, Streams: l.Load.Describe().Streams})
+	}
+	pub := Scenario{}.Reproduction().Published
+	if pub[0].Value != 1_351_598 {
+		t.Errorf("delivered: value %g", pub[0].Value)
+	}
+	got := pub[0].Differs(run, 29_147)
+	for _, w := range []string{"337900 messages/s a core", "Here 1 server core(s), 100 clients fed as fast as the server can", "1 core(s) deliver 337900 messages/s; ours is 0.09× that"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("delivered differs %q lacks %q", got, w)
+		}
+	}
+	if got := pub[1].Differs(run, 0.3); !strings.Contains(got, "100 fast readers fed 10000 messages/s in all") || !strings.Contains(got, "30 %") {
+		t.Errorf("cost differs %q", got)
+	}
+	if got := pub[0].Differs(&results.Run{}, 29_147); got != "" {
+		t.Errorf("differs without the run's conditions: %q", got)
 	}
 }
