@@ -131,6 +131,17 @@ func runOf(figs ...fig) *results.Run {
 			cs.Faults = map[string]int64{results.FaultDuplicated: 2}
 		}
 		run.Summary = append(run.Summary, cs)
+		// its one repeat, as scenario.Samples reads it: a closed loop's mean is its
+		// connections over its throughput (Little's law)
+		cell := results.Cell{Contender: f.name, Level: f.level, Outcome: results.Outcome{Status: outcome}, ClientBound: f.outcome == clientBound,
+			Tags: []results.Tag{{TagStats: results.TagStats{Tag: "data", Completed: 10000}, RPS: f.rps, Response: results.Latency{Count: 10000, P99: f.p99}}}}
+		if f.rps > 0 {
+			cell.Tags[0].Response.Mean = connections * 1000 / f.rps
+		}
+		if f.outcome == faulty {
+			cell.Faults = cs.Faults
+		}
+		run.Cells = append(run.Cells, cell)
 	}
 	return run
 }
@@ -218,10 +229,10 @@ func TestJudgeClaimA(t *testing.T) {
 		{"the study's 2.5×", []fig{{"vertx", "self", 2500, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "holds", "2.50×"},
 		{"2× exactly", []fig{{"vertx", "self", 2000, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "holds", "2.00×"},
 		{"3× exactly", []fig{{"vertx", "self", 3000, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "holds", "3.00×"},
-		{"just under 2×", []fig{{"vertx", "self", 1990, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "partly", "1.99×"},
-		{"1.25× exactly", []fig{{"vertx", "self", 1250, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "partly", "1.25×"},
+		{"just under 2×: faster, not by 2.5×", []fig{{"vertx", "self", 1990, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "partly", "1.99 is outside ±20 % of 2.5"},
+		{"1.25×", []fig{{"vertx", "self", 1250, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "partly", "1.25×"},
 		{"more than 3×", []fig{{"vertx", "self", 3500, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "partly", "3.50×"},
-		{"just under 1.25×", []fig{{"vertx", "self", 1240, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "fails", "1.24×"},
+		{"inside the noise: a tie is no order", []fig{{"vertx", "self", 1050, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "fails", "a tie"},
 		{"webflux faster", []fig{{"vertx", "self", 800, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}}, "fails", "0.80×"},
 		{"judged at self, not lab", []fig{
 			{"vertx", "self", 2500, 10, ""}, {"spring-webflux", "self", 1000, 10, ""}, {"vertx", "lab", 1000, 10, ""}, {"spring-webflux", "lab", 1000, 10, ""},
@@ -292,8 +303,8 @@ func TestJudgeClaimShape(t *testing.T) {
 			t.Errorf("empty run: claim %+v", c)
 		}
 	}
-	if strings.Join(ids, ",") != "a,b" {
-		t.Errorf("claims %v, want a and b", ids)
+	if strings.Join(ids, ",") != "a,b,c,d" {
+		t.Errorf("claims %v, want a, b, c and d", ids)
 	}
 }
 
@@ -344,5 +355,193 @@ func TestJudgeSteadySaysHowItSettled(t *testing.T) {
 	verdicts, _ := Scenario{}.Judge(run)
 	if len(verdicts) != 2 || !strings.HasSuffix(verdicts[0].Why, "; vertx settled after 25 s") || !strings.Contains(verdicts[1].Why, "spring-webflux did not settle") {
 		t.Errorf("verdicts do not say how each settled: %+v", verdicts)
+	}
+}
+
+// failed marks a fig's level as having answered n of its 10,000 requests wrongly, of kind
+// (status, body: as the load engine classifies them; timeout: slow, not wrong).
+func failed(run *results.Run, contender, level, kind string, n int64) {
+	for i, cs := range run.Summary {
+		if cs.Contender == contender && cs.Level == level {
+			t := &run.Summary[i].Tags[0]
+			t.Sent, t.Errors, t.ErrKinds = 10000, n, map[string]int64{kind: n}
+			t.ErrorPct = float64(n) / 100
+		}
+	}
+}
+
+// A stack that answers /data/1 with an empty 200 (or a fast 502) is never ranked by its
+// requests/s, however many: its speed is the speed of failing.
+func TestAFailingStackIsNeverRanked(t *testing.T) {
+	run := runOf(fig{"empty", "self", 50000, 1, ""}, fig{"vertx", "self", 6000, 24, ""}, fig{"spring-webflux", "self", 2500, 69, ""})
+	failed(run, "empty", "self", "body", 10000)
+	verdicts, _ := Scenario{}.Judge(run)
+	got := map[string]results.Verdict{}
+	for _, v := range verdicts {
+		got[v.Contender] = v
+	}
+	if e := got["empty"]; e.Verdict != "failing (errors)" || !strings.Contains(e.Why, "10000 body") || !strings.Contains(e.Why, "not ranked") {
+		t.Errorf("the empty-body stack: %+v, want failing (errors), not ranked", e)
+	}
+	if v := got["vertx"]; v.Verdict != "fastest" || strings.Contains(v.Why, "empty") {
+		t.Errorf("vertx: %+v, want fastest, ranked against honest figures only", v)
+	}
+	// 1 % failed is the most a judged cell may have; above it, unranked
+	for _, tt := range []struct {
+		n    int64
+		want string
+	}{{100, "fastest"}, {101, "failing (errors)"}} {
+		run := runOf(fig{"a", "self", 5000, 1, ""}, fig{"b", "self", 1000, 1, ""})
+		failed(run, "a", "self", "status", tt.n)
+		verdicts, _ := Scenario{}.Judge(run)
+		if verdicts[0].Contender != "b" && verdicts[0].Verdict != tt.want || verdicts[0].Contender == "b" && tt.want == "fastest" {
+			t.Errorf("%d of 10,000 failed: verdicts %+v, want a %s", tt.n, verdicts, tt.want)
+		}
+	}
+	// timeouts are slow answers: already in the latency, not failures
+	run = runOf(fig{"a", "self", 5000, 1, ""})
+	failed(run, "a", "self", results.ErrKindTimeout, 500)
+	if verdicts, _ := (Scenario{}).Judge(run); verdicts[0].Verdict != "fastest" {
+		t.Errorf("timeouts gate the ranking: %+v", verdicts)
+	}
+}
+
+// A failing stack is no evidence for or against any claim: the claims that compare figures
+// leave it untested.
+func TestClaimsNeverCountAFailingStack(t *testing.T) {
+	run := runOf(fig{"vertx", "self", 2500, 10, ""}, fig{"spring-webflux", "self", 1000, 30, ""}, fig{"spring-webflux-fn", "self", 1000, 30, ""})
+	failed(run, "spring-webflux", "self", "status", 0)
+	failed(run, "spring-webflux-fn", "self", "status", 0)
+	failed(run, "vertx", "self", "status", 5000)
+	_, claims := Scenario{}.Judge(run)
+	for _, i := range []int{0, 2} {
+		if c := claims[i]; c.Verdict != "untested" || !strings.Contains(c.Why, "answering correctly") {
+			t.Errorf("claim %s with vertx failing: %s (%s), want untested", c.ID, c.Verdict, c.Why)
+		}
+	}
+	if c := claims[3]; c.Verdict != "partly" || !strings.Contains(c.Why, "vertx: 5000 of 10000 failed (50 %: 5000 status)") {
+		t.Errorf("claim d: %s (%s), want partly naming vertx's failures", c.Verdict, c.Why)
+	}
+}
+
+// (c): Vert.x answers sooner on average and at the tail, each an order beyond the noise.
+func TestJudgeClaimLatency(t *testing.T) {
+	cases := []struct {
+		name              string
+		vertx, webflux    []float64 // requests/s per repeat (the mean follows: 100 connections over it)
+		vertxP99, fluxP99 float64
+		verdict           string
+		whyHas            []string
+	}{
+		{"the study's", []float64{6655}, []float64{2625}, 24, 69, "holds", []string{"mean, vertx against spring-webflux: 15.03 vs 38.09", "p99, vertx against spring-webflux: 24 vs 69"}},
+		{"the tail a tie", []float64{6655}, []float64{2625}, 66, 69, "partly", []string{"p99", "a tie", "not lower"}},
+		{"webflux sooner", []float64{2000}, []float64{4000}, 80, 40, "fails", nil},
+		{"three repeats each, apart", []float64{6600, 6650, 6700}, []float64{2600, 2620, 2640}, 24, 69, "holds", []string{"U test"}},
+		{"three repeats each, overlapping", []float64{2600, 2700, 2650}, []float64{2610, 2690, 2640}, 24, 69, "partly", []string{"mean", "a tie: U test"}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			var figs []fig
+			for _, r := range tt.vertx {
+				figs = append(figs, fig{"vertx", "self", r, tt.vertxP99, ""})
+			}
+			for _, r := range tt.webflux {
+				figs = append(figs, fig{"spring-webflux", "self", r, tt.fluxP99, ""})
+			}
+			run := runOf(figs...)
+			_, claims := Scenario{}.Judge(run)
+			c := claims[2]
+			if c.ID != "c" || c.Verdict != tt.verdict {
+				t.Fatalf("claim %s: %s (%s), want %s", c.ID, c.Verdict, c.Why, tt.verdict)
+			}
+			for _, w := range tt.whyHas {
+				if !strings.Contains(c.Why, w) {
+					t.Errorf("why %q does not contain %q", c.Why, w)
+				}
+			}
+		})
+	}
+}
+
+// (d): ab's "Failed requests: 0" for each stack, read from the error rate; a stack not run
+// is untested, never a mark against.
+func TestJudgeClaimNoFailedRequests(t *testing.T) {
+	all := func() *results.Run {
+		return runOf(fig{"vertx", "self", 6000, 24, ""}, fig{"spring-webflux", "self", 2500, 69, ""}, fig{"spring-webflux-fn", "self", 2600, 69, ""})
+	}
+	setSent := func(run *results.Run) {
+		for i := range run.Summary {
+			run.Summary[i].Tags[0].Sent = 10000
+		}
+	}
+	cases := []struct {
+		name    string
+		edit    func(*results.Run)
+		verdict string
+		whyHas  []string
+	}{
+		{"none failed", func(*results.Run) {}, "holds", []string{"vertx: 0 of 10000 failed", "spring-webflux-fn: 0 of 10000 failed"}},
+		{"one timeout is a failed request to ab", func(r *results.Run) { failed(r, "vertx", "self", results.ErrKindTimeout, 1) }, "partly", []string{"vertx: 1 of 10000 failed", "1 timeout"}},
+		{"all fail", func(r *results.Run) {
+			for _, n := range []string{"vertx", "spring-webflux", "spring-webflux-fn"} {
+				failed(r, n, "self", "body", 3)
+			}
+		}, "fails", []string{"3 body"}},
+		{"one crashed", func(r *results.Run) { r.Summary[1].Outcomes = []string{results.OutcomeCrashed} }, "partly", []string{"spring-webflux: a repeat ended crashed"}},
+		{"one client-bound", func(r *results.Run) { r.Summary[0].ClientBnd = true }, "holds where tested", []string{"untested: vertx inconclusive (client-bound)"}},
+		{"one not run", func(r *results.Run) { r.Summary = r.Summary[:2] }, "holds where tested", []string{"untested: spring-webflux-fn not run at level self"}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			run := all()
+			setSent(run)
+			tt.edit(run)
+			_, claims := Scenario{}.Judge(run)
+			c := claims[3]
+			if c.ID != "d" || c.Verdict != tt.verdict {
+				t.Fatalf("claim %s: %s (%s), want %s", c.ID, c.Verdict, c.Why, tt.verdict)
+			}
+			for _, w := range tt.whyHas {
+				if !strings.Contains(c.Why, w) {
+					t.Errorf("why %q does not contain %q", c.Why, w)
+				}
+			}
+		})
+	}
+	if c := (func() results.Claim { _, cs := Scenario{}.Judge(&results.Run{}); return cs[3] })(); c.Verdict != "untested" {
+		t.Errorf("empty run: claim d %s", c.Verdict)
+	}
+}
+
+// Each study figure has its number; a throughput far below the study's on fewer cores says
+// why from the run's cores and CPU, and nothing where the cores cannot explain it.
+func TestPublishedThroughputDiffersByTheCores(t *testing.T) {
+	var vx scenario.Published
+	for _, p := range (Scenario{}).Reproduction().Published {
+		if p.Value <= 0 {
+			t.Errorf("%s: no value for %s", p.What, p.Theirs)
+		}
+		if p.Ours.Contender == "vertx" && p.Ours.Figure == "rps" && p.Per == nil {
+			vx = p
+		}
+	}
+	if vx.Value != 6654.65 || vx.Differs == nil {
+		t.Fatalf("vertx requests/s: %+v", vx)
+	}
+	run := runOf(fig{"vertx", "self", 2000, 24, ""})
+	run.Cells[0].Server.Summary.CPUPctMean = 100
+	run.Env.ServerCPUs = "1"
+	why := vx.Differs(run, 2000)
+	for _, w := range []string{"1 core(s) (--server-cpus 1)", "4 vCPUs (seeds/002 line 61)", "its own downstream", "2000 per core-second", "at most ≈ 8000"} {
+		if !strings.Contains(why, w) {
+			t.Errorf("why %q does not contain %q", why, w)
+		}
+	}
+	if why := vx.Differs(run, 20000); why != "" {
+		t.Errorf("ours above theirs on fewer cores: the cores explain nothing, got %q", why)
+	}
+	run.Env.ServerCPUs = "0-3"
+	if why := vx.Differs(run, 2000); why != "" {
+		t.Errorf("on the study's 4 cores: got %q", why)
 	}
 }

@@ -110,8 +110,10 @@ var (
 var fastTags = []string{TagInstant, TagLiveness, TagReadiness}
 
 // Judge: "isolated" when /instant and both probes keep p99 < 100 ms (response time, all
-// repeats merged), "starved" otherwise, and the study's two claims.
+// repeats merged), "starved" otherwise, "failing (errors)" when they answer wrongly, and the
+// study's claims.
 func (Scenario) Judge(run *results.Run) ([]results.Verdict, []results.Claim) {
+	idx := scenario.Index(run)
 	var verdicts []results.Verdict
 	byName := map[string]results.Verdict{}
 	fastest := map[string]float64{} // the fastest median of /instant and the probes, per contender
@@ -130,20 +132,25 @@ func (Scenario) Judge(run *results.Run) ([]results.Verdict, []results.Claim) {
 	claims := []results.Claim{
 		claimSyncDegrades(byName, fastest),
 		claimAllIsolated("b", "Both async servlets and WebFlux stay isolated: /instant and the probes answer in milliseconds.",
-			[]string{"spring-mvc-async", "spring-mvc-async-all", "spring-webflux"}, byName),
+			asyncStacks, byName),
+		claimDelayedCompounds(run, idx, byName),
+		claimDelayedStays(idx, byName),
 		claimAllIsolated("arena-1", "Beyond the study: Tomcat on virtual threads stays isolated too, with blocking code.",
 			[]string{"spring-mvc-virtual"}, byName),
 	}
 	// The study's claims are about its load: 11 request threads. Another preset tests
 	// something else, so it leaves them untested rather than judged at the wrong load.
 	if run.Scenario.Preset != "seed" {
-		for i := range claims[:2] {
+		for i := range claims[:4] {
 			claims[i].Verdict = results.ClaimUntested
 			claims[i].Why = fmt.Sprintf("the study's load is preset seed (%d request threads); this run is preset %s", seedThreads, run.Scenario.Preset)
 		}
 	}
 	return verdicts, claims
 }
+
+// asyncStacks are the study's three services that release the request thread.
+var asyncStacks = []string{"spring-mvc-async", "spring-mvc-async-all", "spring-webflux"}
 
 func judge(cs results.CellSummary) results.Verdict {
 	for _, o := range cs.Outcomes {
@@ -176,57 +183,129 @@ func judge(cs results.CellSummary) results.Verdict {
 }
 
 // claimSyncDegrades: (a) the synchronous servlet degrades every endpoint to seconds, the
-// probes included: the study's medians were 56 s for /instant and 48 s for the probes, so
-// every fast endpoint's median, the fastest's too, must reach a second.
+// probes included: the study's medians were 56 s for /instant and 48 s for the probes
+// (seeds/004 lines 25-27). Two parts: starved at all, and every fast endpoint's median, the
+// fastest's too, at a second or more.
 func claimSyncDegrades(byName map[string]results.Verdict, fastest map[string]float64) results.Claim {
 	c := results.Claim{ID: "a", Text: "The synchronous servlet (spring-mvc, blocking on Tomcat's request threads) degrades every endpoint to seconds, the probes included."}
 	v, ok := byName["spring-mvc"]
 	switch {
 	case !ok:
 		c.Verdict, c.Why = results.ClaimUntested, "spring-mvc was not in this run"
+		return c
 	case v.Verdict == results.OutcomeUnresponsive:
 		// readiness unanswered for longer than the load itself waits: every endpoint, the
 		// probes included, degraded past seconds
-		c.Verdict, c.Why = results.ClaimHolds, "spring-mvc stopped answering: "+v.Why
+		return scenario.Combine(c, scenario.Part{Verdict: results.ClaimHolds, Why: "spring-mvc stopped answering: " + v.Why})
 	case v.Verdict != Starved.Text && v.Verdict != Isolated.Text:
-		c.Verdict, c.Why = results.ClaimUntested, "spring-mvc's cell ended "+v.Verdict
-	case fastest["spring-mvc"] >= 1000:
-		c.Verdict, c.Why = results.ClaimHolds, fmt.Sprintf("median of its fastest fast endpoint %s; %s", results.FormatMs(fastest["spring-mvc"]), v.Why)
-	case v.Verdict == Starved.Text:
-		c.Verdict, c.Why = results.ClaimPartly, fmt.Sprintf("starved at the tail (%s) but not every median reaches a second (the fastest: %s)", v.Why, results.FormatMs(fastest["spring-mvc"]))
-	default:
-		c.Verdict, c.Why = results.ClaimFails, "spring-mvc stayed isolated: "+v.Why
+		c.Verdict, c.Why = results.ClaimUntested, "spring-mvc's cell ended "+v.Verdict+": "+v.Why
+		return c
 	}
-	return c
+	starved := scenario.Part{Verdict: results.ClaimHolds, Why: "starved: " + v.Why}
+	if v.Verdict == Isolated.Text {
+		starved = scenario.Part{Verdict: results.ClaimFails, Why: "spring-mvc stayed isolated: " + v.Why}
+	}
+	seconds := scenario.Part{Verdict: results.ClaimHolds, Why: "median of its fastest fast endpoint " + results.FormatMs(fastest["spring-mvc"])}
+	if fastest["spring-mvc"] < 1000 {
+		seconds = scenario.Part{Verdict: results.ClaimFails, Why: "not every median reaches a second (the fastest: " + results.FormatMs(fastest["spring-mvc"]) + ")"}
+	}
+	return scenario.Combine(c, seconds, starved)
 }
 
+// claimAllIsolated: every one of names stays isolated, each a part of its own: a contender
+// not run (or whose figures are no verdict on it) is an untested part, never a mark against.
 func claimAllIsolated(id, text string, names []string, byName map[string]results.Verdict) results.Claim {
 	c := results.Claim{ID: id, Text: text}
-	var isolated, starved, missing []string
+	var parts []scenario.Part
 	for _, n := range names {
 		v, ok := byName[n]
 		switch {
 		case !ok:
-			missing = append(missing, n)
+			parts = append(parts, scenario.Part{Verdict: results.ClaimUntested, Why: n + " not run"})
 		case v.Verdict == Isolated.Text:
-			isolated = append(isolated, n)
-		case v.Verdict != Starved.Text && v.Verdict != results.OutcomeCrashed && v.Verdict != results.OutcomeUnresponsive:
-			missing = append(missing, n+" ("+v.Verdict+")") // never measured, or client-bound: says nothing either way
-		default:
-			starved = append(starved, fmt.Sprintf("%s %s (%s)", n, v.Verdict, v.Why))
+			parts = append(parts, scenario.Part{Verdict: results.ClaimHolds, Why: n + " isolated"})
+		case notIsolated(v.Verdict):
+			parts = append(parts, scenario.Part{Verdict: results.ClaimFails, Why: fmt.Sprintf("%s %s (%s)", n, v.Verdict, v.Why)})
+		default: // never measured, client-bound, shared CPU: says nothing either way
+			parts = append(parts, scenario.Part{Verdict: results.ClaimUntested, Why: n + " " + v.Verdict})
 		}
 	}
-	switch {
-	case len(starved) > 0:
-		c.Verdict, c.Why = results.ClaimFails, strings.Join(starved, "; ")
-	case len(isolated) == 0:
-		c.Verdict, c.Why = results.ClaimUntested, "none of "+strings.Join(names, ", ")+" was in this run"
-	case len(missing) > 0:
-		c.Verdict, c.Why = results.ClaimPartly, fmt.Sprintf("isolated: %s; not run: %s", strings.Join(isolated, ", "), strings.Join(missing, ", "))
-	default:
-		c.Verdict, c.Why = results.ClaimHolds, "isolated: "+strings.Join(isolated, ", ")
-	}
+	return scenario.Combine(c, parts...)
+}
+
+// notIsolated says whether a contender's verdict is evidence that its fast endpoints were
+// not served: starved, answered wrongly (a fast 503 is no answer, seeds/004 line 13 asks for
+// /instant "serviced successfully"), or the server died or fell silent.
+func notIsolated(verdict string) bool {
+	return slices.Contains([]string{Starved.Text, scenario.Failing.Text, results.OutcomeCrashed, results.OutcomeUnresponsive}, verdict)
+}
+
+// CompoundsPast is how long the sync servlet's /delayed waits at its median for the study's
+// "beyond 50 seconds" (seeds/004 line 30; its median was 59.99 s, line 24).
+const CompoundsPast = 50 * time.Second
+
+// loadConditions: a wait past 50 s can be seen only in a load that lasts that long, each
+// request allowed that long: the study's k6 ran 60 s with its 60 s timeout (max=1m0s, seeds/004
+// lines 22-27).
+var loadConditions = []scenario.Condition{
+	{Name: "seconds of load", Needs: CompoundsPast.Seconds(), Source: "seeds/004 line 30 (latencies beyond 50 s; the study's k6 ran 60 s, lines 22-27)",
+		Of: func(r *results.Run) float64 { return r.Scenario.Duration }},
+	{Name: "seconds of request timeout", Needs: CompoundsPast.Seconds(), Source: "seeds/004 line 30 (latencies beyond 50 s; k6's 60 s timeout, max=1m0s, line 24)",
+		Of: func(r *results.Run) float64 { return r.Scenario.Timeout }},
+}
+
+// claimDelayedCompounds: (c) under the sync servlet /delayed's wait compounds past 50 s
+// (seeds/004 lines 24, 30): its median, timeouts counted at the time they waited.
+func claimDelayedCompounds(run *results.Run, idx scenario.Summaries, byName map[string]results.Verdict) results.Claim {
+	c := results.Claim{ID: "c", Text: "Under the synchronous servlet, /delayed compounds: its requests wait beyond 50 s (seeds/004 lines 24, 30)."}
+	part := delayedPart("spring-mvc", idx, byName, func(t results.TagSummary) scenario.Part {
+		why := fmt.Sprintf("spring-mvc /delayed median %s (the study: 59.99 s)", results.FormatMs(t.Merged.P50))
+		if t.Merged.P50 >= ms(CompoundsPast) {
+			return scenario.Part{Verdict: results.ClaimHolds, Why: why}
+		}
+		return scenario.Part{Verdict: results.ClaimFails, Why: why + ", not beyond " + CompoundsPast.String()}
+	})
+	c, _ = scenario.AtConditions(scenario.Combine(c, part), run, loadConditions...)
 	return c
+}
+
+// stays10s: the async services' /delayed stays at its 10 s: "a consistent performance"
+// (seeds/004 line 43), p95 10.01 s and max 10.08 s (line 37); its p99 within 10 %.
+var stays10s = scenario.Tolerance{Want: delayedFor.Seconds(), Frac: 0.10,
+	Words: `"even the requests to /delayed have had a consistent performance" (seeds/004 line 43; p95 10.01 s, max 10.08 s, line 37)`}
+
+// claimDelayedStays: (d) under the async servlets and WebFlux /delayed stays at 10 s
+// (seeds/004 lines 37-43, 49, 61), each a part of its own.
+func claimDelayedStays(idx scenario.Summaries, byName map[string]results.Verdict) results.Claim {
+	c := results.Claim{ID: "d", Text: "Under both async servlets and WebFlux, /delayed stays at its 10 s (seeds/004 lines 37, 43, 49, 61)."}
+	var parts []scenario.Part
+	for _, n := range asyncStacks {
+		parts = append(parts, delayedPart(n, idx, byName, func(t results.TagSummary) scenario.Part {
+			ok, why := stays10s.Holds(t.Merged.P99 / 1000)
+			p := scenario.Part{Verdict: results.ClaimFails, Why: n + " /delayed p99 in s: " + why}
+			if ok {
+				p.Verdict = results.ClaimHolds
+			}
+			return p
+		}))
+	}
+	return scenario.Combine(c, parts...)
+}
+
+// delayedPart judges name's /delayed figures with judge when they can be judged; else it is
+// a failing part when the server failed (errors, a crash, silence), untested otherwise.
+func delayedPart(name string, idx scenario.Summaries, byName map[string]results.Verdict, judge func(results.TagSummary) scenario.Part) scenario.Part {
+	if t, ok := idx.Tag(name, "seed", TagDelayed); ok {
+		return judge(t)
+	}
+	v, ran := byName[name]
+	switch {
+	case !ran:
+		return scenario.Part{Verdict: results.ClaimUntested, Why: name + " not run"}
+	case v.Verdict != Starved.Text && notIsolated(v.Verdict):
+		return scenario.Part{Verdict: results.ClaimFails, Why: fmt.Sprintf("%s %s (%s)", name, v.Verdict, v.Why)}
+	}
+	return scenario.Part{Verdict: results.ClaimUntested, Why: name + " " + v.Verdict}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
