@@ -8,6 +8,7 @@ import (
 
 	"github.com/arena-lab/arena/internal/compare"
 	"github.com/arena-lab/arena/internal/lab"
+	"github.com/arena-lab/arena/internal/scenario"
 	"github.com/arena-lab/arena/report"
 )
 
@@ -50,6 +51,7 @@ a page. Runs of different scenarios, presets, forms or loads are refused.`,
 			if err != nil {
 				return err
 			}
+			c.MaxFailedPct = scenario.MaxFailedPct // a side failing more is read as failing, not faster
 			if out == "" {
 				out = filepath.Join(b.dir, "compare-"+a.ID+".html")
 			}

@@ -25,6 +25,7 @@ func newReproduceCmd() *cobra.Command {
 	var (
 		lf         labFlags
 		repeat     int
+		matrixRep  int
 		only       []string
 		contenders []string
 		quick      bool
@@ -42,24 +43,34 @@ other contender on every scenario in a shorter form, and writes one folder: ever
 its report, reproduction.json (the plan and where it got to), and findings.html, each
 study's claims with its figures beside ours and the matrix of every contender.
 
-It states its ETA before it starts. A reproduction stopped (Ctrl-C) or crashed part-way
-carries on with --resume from its last finished cell: nothing is measured twice. --resume
-of a finished reproduction renders its findings again with this arena's rules; --markdown
+The studies' forms measure every cell 3 times by default (--repeat), so that a verdict's
+orders rest on a U test over the repeats rather than on one figure each; the matrix once
+(--matrix-repeat). It states its ETA, with those repeats, before it starts.
+
+A reproduction stopped (Ctrl-C) or crashed part-way carries on with --resume from its last
+finished cell, with the repeats it began with: nothing is measured twice. --resume of a
+finished reproduction renders its findings again with this arena's rules; --markdown
 writes them as Markdown too (docs/findings.md).`,
 		Example: `  arena reproduce --dry-run
   arena reproduce
-  arena reproduce --only studies --repeat 3
+  arena reproduce --only studies --repeat 5
+  arena reproduce --repeat 1 --quick
   arena reproduce --only isolation,downstream --contenders spring-mvc,spring-webflux,vertx
   arena reproduce --resume runs/reproduce-20261123-093000
   arena reproduce --resume runs/reproduce-20261123-093000 --markdown docs/findings.md`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if repeat < 1 || repeat > 100 {
-				return fmt.Errorf("--repeat %d: give 1 to 100", repeat)
+			for _, r := range []struct {
+				flag string
+				n    int
+			}{{"repeat", repeat}, {"matrix-repeat", matrixRep}} {
+				if r.n < 1 || r.n > 100 {
+					return fmt.Errorf("--%s %d: give 1 to 100", r.flag, r.n)
+				}
 			}
 			if resume != "" {
-				for _, f := range []string{"repeat", "only", "contenders", "quick", "out"} {
+				for _, f := range []string{"repeat", "matrix-repeat", "only", "contenders", "quick", "out"} {
 					if cmd.Flags().Changed(f) {
 						return fmt.Errorf("--resume carries on a reproduction with its own plan: drop --%s", f)
 					}
@@ -88,7 +99,7 @@ writes them as Markdown too (docs/findings.md).`,
 				if err != nil {
 					return err
 				}
-				rep, err = reproduce.New(scenarios.All(), ms, reproduce.Options{Repeat: repeat, Only: only, Quick: quick}, os.Args, time.Now())
+				rep, err = reproduce.New(scenarios.All(), ms, reproduce.Options{Repeat: repeat, MatrixRepeat: matrixRep, Only: only, Quick: quick}, os.Args, time.Now())
 				if err != nil {
 					return err
 				}
@@ -133,7 +144,8 @@ writes them as Markdown too (docs/findings.md).`,
 	}
 	lf.register(cmd)
 	f := cmd.Flags()
-	f.IntVar(&repeat, "repeat", 1, "measure every cell N times; the findings give medians and their spread")
+	f.IntVar(&repeat, "repeat", reproduce.DefaultStudyRepeat, "measure every cell of the studies' forms N times: the verdicts order figures by a U test over 3 or more; fewer, and the findings say their orders rest on so few")
+	f.IntVar(&matrixRep, "matrix-repeat", reproduce.DefaultMatrixRepeat, "measure every cell of the matrix (the other contenders) N times")
 	f.StringSliceVar(&only, "only", nil, "only these scenarios and/or parts (studies, matrix), comma-separated")
 	f.StringSliceVar(&contenders, "contenders", nil, "only these contenders, comma-separated (default: all)")
 	f.BoolVar(&quick, "quick", false, "every run in its scenario's quick form: a reproduction in miniature")

@@ -19,6 +19,7 @@ func TestReproduceRejectsBadInput(t *testing.T) {
 		want []string
 	}{
 		{"repeat 0", []string{"--repeat", "0"}, []string{"--repeat 0: give 1 to 100"}},
+		{"matrix repeat 0", []string{"--matrix-repeat", "0"}, []string{"--matrix-repeat 0: give 1 to 100"}},
 		{"an argument", []string{"isolation"}, []string{`unknown command "isolation"`}},
 		{"unknown --only", []string{"--only", "isolaton"}, []string{`--only "isolaton": give scenarios or parts (studies, matrix, isolation`}},
 		{"unknown contender", []string{"--contenders", "nosuch"}, []string{`no contender "nosuch"`}},
@@ -43,15 +44,16 @@ func TestReproduceRejectsBadInput(t *testing.T) {
 func TestReproduceDryRun(t *testing.T) {
 	setup(t)
 	out := t.TempDir()
-	o := execute(t, "reproduce", "--dry-run", "--only", "downstream", "--contenders", "vertx,spring-webflux,go-nethttp", "--repeat", "3", "--out", out)
+	// The default: 3 repeats a cell of the studies' forms, 1 of the matrix.
+	o := execute(t, "reproduce", "--dry-run", "--only", "downstream", "--contenders", "vertx,spring-webflux,go-nethttp", "--out", out)
 	if o.err != nil {
 		t.Fatal(o.err)
 	}
 	for _, want := range []string{
-		"arena reproduce: 3 runs, 3 repeat(s) a cell, in " + filepath.Join(out, "reproduce-"),
-		"studies · downstream (seed) · spring-webflux, vertx  (about ",
-		"studies · downstream (steady, levels self) · spring-webflux, vertx",
-		"matrix · downstream (seed, quick) · go-nethttp",
+		"arena reproduce: 3 runs, 3 repeat(s) a cell of the studies' forms, 1 of the matrix, in " + filepath.Join(out, "reproduce-"),
+		"studies · downstream (seed, ×3) · spring-webflux, vertx  (about ",
+		"studies · downstream (steady, levels self, ×3) · spring-webflux, vertx",
+		"matrix · downstream (seed, quick, ×1) · go-nethttp",
 		"ETA ",
 	} {
 		if !strings.Contains(o.stdout, want) {

@@ -25,6 +25,7 @@ type compareView struct {
 type compareRow struct {
 	compare.Row
 	A, B, Change, Test string
+	ErrA, ErrB         string // each side's error rate, beside its figure
 	Tone               results.Tone
 }
 
@@ -41,8 +42,12 @@ func RenderCompare(c *compare.Comparison, chartLib []byte, w io.Writer) error {
 		{Name: "A " + c.A.ID, Values: []any{}, Lo: []any{}, Hi: []any{}}, {Name: "B " + c.B.ID, Values: []any{}, Lo: []any{}, Hi: []any{}}}}
 	for _, r := range c.Rows {
 		row := compareRow{Row: r, A: compare.Sample(r.Figure, r.A), B: compare.Sample(r.Figure, r.B),
-			Change: compare.ChangeText(r, c.Alpha), Test: compare.TestText(r.Test), Tone: results.Neutral}
-		if r.Significant(c.Alpha) {
+			ErrA: compare.ErrorText(r.ErrA), ErrB: compare.ErrorText(r.ErrB),
+			Change: c.ChangeOf(r), Test: compare.TestText(r.Test), Tone: results.Neutral}
+		switch {
+		case c.Failing(r) != "":
+			row.Tone = results.Bad // a failing side: never read as better
+		case r.Significant(c.Alpha):
 			row.Tone = results.Bad
 			if r.Better() {
 				row.Tone = results.Good

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
 )
 
 // onCurve says a level is a point of a curve: the scenario placed it on an X.
@@ -240,6 +242,7 @@ type throughputCell struct {
 	Unranked string // why its figure is left out of the chart, when it is
 	RPS      results.Spread
 	P99      float64
+	ErrorPct float64 // the most of any of its closed-loop tags, beside its requests/s
 	Repeats  int
 	Measured bool
 	Problems []string
@@ -269,6 +272,7 @@ func buildThroughput(v *pageView) *throughputView {
 			cell := throughputCell{Problems: lv.Problems[name]}
 			if r := rowOf(lv, name); r != nil {
 				cell.RPS, cell.Measured = levelRPS(r, closedTags(lv.Level))
+				cell.ErrorPct = levelErrorPct(r, closedTags(lv.Level))
 				if len(r.Tags) > 0 {
 					cell.P99 = r.Tags[0].Merged.P99
 				}
@@ -353,6 +357,18 @@ func levelRPS(r *contenderRows, tags []string) (results.Spread, bool) {
 	return sum, found
 }
 
+// levelErrorPct is the error rate beside a level's requests/s: the most of its closed-loop
+// tags', so that a failing tag is not hidden by a healthy one.
+func levelErrorPct(r *contenderRows, tags []string) float64 {
+	var most float64
+	for _, t := range r.Tags {
+		if t.Measured && slices.Contains(tags, t.Tag) {
+			most = max(most, t.ErrorPct)
+		}
+	}
+	return most
+}
+
 // barsData is one bar chart: a bar per category (contender) per series, with whiskers
 // from Lo to Hi where they are given.
 type barsData struct {
@@ -361,18 +377,23 @@ type barsData struct {
 	Categories []string    `json:"categories"`
 	ByCategory bool        `json:"by_category"` // one series, each bar in its category's colour
 	Series     []barSeries `json:"series"`
-	// Unranked says, per category, why some of its bars are left out (delivery faults):
+	// Unranked says, per category, why some of its bars are left out (delivery faults, failing):
 	// such a figure is not placed beside honest ones; the label is marked instead.
 	Unranked []string `json:"unranked,omitempty"`
 }
 
 // unranked says why a contender's figure at a level is not ranked beside the others: its
-// deliveries had faults. "" when it is ranked.
+// deliveries had faults, or it failed more of its requests than a judged cell may
+// (scenario.Failing: the speed of failing). "" when it is ranked.
 func unranked(s results.CellSummary) string {
-	if !s.Faulty() {
-		return ""
+	var why []string
+	if s.Faulty() {
+		why = append(why, "delivery faults ("+results.FormatFaults(s.Faults)+")")
 	}
-	return "delivery faults (" + results.FormatFaults(s.Faults) + ")"
+	if pct, tag := s.FailedPct(); pct > scenario.MaxFailedPct {
+		why = append(why, fmt.Sprintf("%s (%s: %.1f %% of requests failed)", scenario.Failing.Text, tag, pct))
+	}
+	return strings.Join(why, "; ")
 }
 
 // leaveOut marks category ci's bar of series as not ranked, and why, at level.

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/arena-lab/arena/internal/findings"
 	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
 )
 
 var (
@@ -84,6 +86,11 @@ type matrixFigure struct {
 	Label   string // e.g. "sleep 100 ms", "self"; "" for the scenario's one figure
 	Text    string
 	Verdict *results.Verdict // the verdict of the same group or level, when there is one
+	// Errors is the error rate of the requests the figure is read from, e.g. "0.2 % errors"
+	// ("" for a figure that is no latency or requests/s); Failing: more of them failed than
+	// a judged cell may, so the figure is the speed of failing.
+	Errors  string
+	Failing bool
 }
 
 type matrixClaim struct {
@@ -305,6 +312,26 @@ func figureAt(h results.Headline, l results.Level, s results.CellSummary) (resul
 	return results.FigureOf(s, h.Figure, cmp.Or(h.Tag, firstTag(l, s)))
 }
 
+// errorsAt is the error rate beside a headline's latency or requests/s (of the tag it is
+// read from), and whether the cell is failing: more of its requests failed than
+// scenario.MaxFailedPct. "" for a figure of no requests (CPU, memory, deliveries).
+func errorsAt(h results.Headline, l results.Level, s results.CellSummary) (string, bool) {
+	failing := false
+	if pct, _ := s.FailedPct(); pct > scenario.MaxFailedPct {
+		failing = true
+	}
+	if !slices.Contains([]string{"p50", "p90", "p99", "p999", "mean", "rps"}, h.Figure) {
+		return "", failing
+	}
+	tag := cmp.Or(h.Tag, firstTag(l, s))
+	for _, t := range s.Tags {
+		if t.Tag == tag {
+			return findings.PctText(t.ErrorPct) + " errors", failing
+		}
+	}
+	return "", failing
+}
+
 // place is where a headline is read for a contender: a level, or a group's largest X.
 type place struct {
 	label string // the level or group, "" where the scenario has one place
@@ -451,7 +478,9 @@ func matrixCellOf(run *results.Run, hs []results.Headline, contender string) mat
 			}
 			parts = append(parts, text)
 		}
-		cell.Figures = append(cell.Figures, matrixFigure{Label: p.label, Text: strings.Join(parts, ", ")})
+		f := matrixFigure{Label: p.label, Text: strings.Join(parts, ", ")}
+		f.Errors, f.Failing = errorsAt(hs[0], p.level, s)
+		cell.Figures = append(cell.Figures, f)
 	}
 	if len(cell.Figures)+len(cell.Verdicts)+len(cell.Problems)+len(cell.Faults) == 0 {
 		cell.Figures = []matrixFigure{{Text: "no figures"}}

@@ -70,3 +70,38 @@ func keepOnly(run *results.Run, name string) ([]results.Contender, []results.Cel
 	m := results.Merge(map[string]*results.Run{name: run}, []string{name})
 	return m.Contenders, m.Cells, m.Summary, m.Verdicts
 }
+
+// A contender that answered a tenth of its requests wrongly is shown failing wherever its
+// figures are: its error rate beside them, out of the bars, never ranked; the others show
+// their error rate, 0 %.
+func TestFailingCellIsShownFailing(t *testing.T) {
+	run := fixtureDownstream()
+	for i := range run.Summary {
+		if s := &run.Summary[i]; s.Contender == "vertx" && s.Level == "self" {
+			s.Tags[0].Sent, s.Tags[0].Errors, s.Tags[0].ErrKinds, s.Tags[0].ErrorPct = 30000, 3000, map[string]int64{"status": 3000}, 10
+		} else {
+			s.Tags[0].Sent = 30000
+		}
+	}
+	page := render(t, run, []byte("/* chart library */"))
+	tp := sectionByID(t, page, "throughput")
+	if !strings.Contains(tp, "not ranked: failing (errors) (data: 10.0 % of requests failed)") || !strings.Contains(tp, "10.0 %") || !strings.Contains(tp, "<th>errors</th>") {
+		t.Errorf("the throughput table does not show vertx failing at self:\n%s", tp)
+	}
+	if v := chartDataOf(t, page).Bars[2].Series[0].Values[0]; v != nil {
+		t.Errorf("vertx's failing requests/s is drawn as a bar: %v", v)
+	}
+	level := sectionByID(t, page, "level-0")
+	if !strings.Contains(level, "Error rate") || !strings.Contains(level, ">failing (errors)</span>") || !strings.Contains(level, "0 %") {
+		t.Errorf("level self's figures lack the error rate or the failing mark")
+	}
+
+	m := sectionByID(t, renderMatrix(t, []*results.Run{run}, []byte("/* lib */")), "matrix")
+	cells := matrixCells(t, m)
+	if c := strings.Join(cells["vertx"], ""); !strings.Contains(c, "· 10.0 % errors") || !strings.Contains(c, ">failing (errors)</span>") {
+		t.Errorf("vertx's matrix cell is not shown failing:\n%s", c)
+	}
+	if c := strings.Join(cells["spring-webflux"], ""); !strings.Contains(c, "· 0 % errors") || strings.Contains(c, "failing (errors)") {
+		t.Errorf("spring-webflux's matrix cell:\n%s", c)
+	}
+}

@@ -53,6 +53,26 @@ func TestRenderCompare(t *testing.T) {
 	}
 }
 
+// A side that failed more of its requests than a judged cell may is never a good change:
+// its row says failing, in red, with each side's error rate beside its figure.
+func TestRenderCompareFailingSide(t *testing.T) {
+	c := fixtureComparison(t)
+	for i := range c.Rows {
+		if c.Rows[i].Contender == "vertx" {
+			c.Rows[i].ErrB, c.Rows[i].FailedB = 10, 10
+		}
+	}
+	c.MaxFailedPct = scenario.MaxFailedPct
+	var buf strings.Builder
+	if err := RenderCompare(c, []byte("/* lib */"), &buf); err != nil {
+		t.Fatal(err)
+	}
+	rows := sectionByID(t, buf.String(), "changes")
+	if strings.Contains(rows, "+200.00%") || !strings.Contains(rows, `<span class="badge bad">failing: B</span>`) || !strings.Contains(rows, "10.0%") || !strings.Contains(rows, "<th>A errors</th>") {
+		t.Errorf("vertx's tripled throughput on 10 %% failed requests:\n%s", rows)
+	}
+}
+
 func TestChromiumDrawsCompare(t *testing.T) {
 	t.Parallel()
 	c := fixtureComparison(t)
@@ -70,12 +90,21 @@ func fixtureFindings() *findings.Findings {
 		Every: &results.Claim{ID: "a", Verdict: results.ClaimPartly, Why: "over every contender"},
 		Figures: []findings.Figure{{
 			Published: scenario.Published{Claim: "a", What: "Vert.x, requests/s", Theirs: "6,654.65 requests/s", Source: "seeds/002 line 228"},
-			Ours:      findings.Value{Spread: results.Spread{Median: 9180, Min: 9000, Max: 9360}, Measured: true, Unit: "requests/s"},
-		}}}
+			Ours:      findings.Value{Spread: results.Spread{Median: 9180, Min: 9000, Max: 9360}, Measured: true, Unit: "requests/s", Rated: true, ErrorPct: 0.05},
+		}, {
+			Published: scenario.Published{Claim: "a", What: "WebFlux, requests/s", Theirs: "2,624.96 requests/s", Source: "seeds/002 line 102"},
+			Ours:      findings.Value{Spread: results.Spread{Median: 900, Min: 900, Max: 900}, Measured: true, Unit: "requests/s", Rated: true},
+			Differs:   findings.NoReason,
+		}},
+		Conditions: []results.Condition{{Name: "server cores", Needs: 1, Source: "arena's choice", Given: 1, Met: true}},
+		ByCores:    []findings.AtCores{{Cores: 1, Verdict: results.ClaimHolds, Why: "2.37×", Run: run.ID}, {Cores: 4, Verdict: results.ClaimFails, Why: "1.1×", Run: "20251120-150000-downstream"}}}
+	untested := findings.Claim{ID: "c", Text: "A cluster spreads over cores.", Verdict: results.ClaimUntestedHere, Why: "needs ≥ 4 server cores (seeds/000 line 12), this run gave 1",
+		RestsOn:    "nothing: the runs did not give the conditions the claim depends on",
+		Conditions: []results.Condition{{Name: "server cores", Needs: 4, Source: "seeds/000 line 12", Given: 1}}}
 	return &findings.Findings{Reproduction: rep, Env: run.Env, Runs: []findings.Run{{Run: run, Step: results.Step{Part: results.PartStudies}}},
 		Studies: []findings.Study{{Scenario: "downstream", Title: run.Scenario.Title, Study: run.Scenario.Study,
 			Setup: scenario.Setup{Machine: "a GCE instance, 4 vCPUs"}, Ours: scenario.Setup{Machine: "one core"},
-			Notes: []string{"the study ran on four cores"}, Runs: []findings.Run{{Run: run}}, Claims: []findings.Claim{claim}}}}
+			Notes: []string{"the study ran on four cores"}, Runs: []findings.Run{{Run: run}}, Claims: []findings.Claim{claim, untested}, Repeat: 1}}}
 }
 
 func TestRenderFindings(t *testing.T) {
@@ -88,8 +117,11 @@ func TestRenderFindings(t *testing.T) {
 	page := buf.String()
 	study := html.UnescapeString(sectionByID(t, page, "study-downstream"))
 	for _, want := range []string{"a GCE instance, 4 vCPUs", "one core", "Not as the study ran it: the study ran on four cores",
-		"6,654.65 requests/s", "9,180 requests/s (9,000–9,360)", "seeds/002 line 228", "Over every contender:", ">partly<",
-		`href="` + f.Runs[0].ID + `/report.html"`} {
+		"6,654.65 requests/s", "9,180 requests/s (9,000–9,360), 0.05 % errors", "seeds/002 line 228", "Over every contender:", ">partly<",
+		`href="` + f.Runs[0].ID + `/report.html"`,
+		"Why ours differs: " + findings.NoReason, "server cores: needs ≥ 4 (seeds/000 line 12); the run gave 1: not met",
+		`<span class="badge neutral">untested here</span>`, "By core count: changes from holds at 1 server core to fails at 4 server cores.",
+		"The orders here rest on 1 repeat(s) a cell"} {
 		if !strings.Contains(study, want) {
 			t.Errorf("the study's section lacks %q", want)
 		}

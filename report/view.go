@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arena-lab/arena/internal/findings"
 	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
 )
 
 // pageView is everything the template shows; the figures stay in the run's own types
@@ -440,16 +442,21 @@ func environment(e results.Environment) ([][2]string, string) {
 // funcs format figures for reading: latencies in ms to three significant digits,
 // in seconds from 10 s up.
 var funcs = template.FuncMap{
-	"ms":     fmtMs,
-	"tone":   tone,
-	"join":   strings.Join,
-	"num":    trimFloat,
-	"spread": fmtSpread,
-	"errs":   fmtErrors,
-	"pct":    func(v float64) string { return fmt.Sprintf("%.0f %%", v) },
-	"rate":   fmtRate,
-	"faults": results.FormatFaults,
-	"stamp":  stamp,
+	"ms":            fmtMs,
+	"tone":          tone,
+	"join":          strings.Join,
+	"num":           trimFloat,
+	"spread":        fmtSpread,
+	"errs":          fmtErrors,
+	"pct":           func(v float64) string { return fmt.Sprintf("%.0f %%", v) },
+	"rate":          fmtRate,
+	"faults":        results.FormatFaults,
+	"stamp":         stamp,
+	"conditionText": findings.ConditionText,
+	"errPct":        findings.PctText,
+	"failing":       func(t results.TagSummary) bool { return t.FailedPct() > scenario.MaxFailedPct },
+	"failingWord":   func() string { return scenario.Failing.Text },
+	"maxFailed":     func() float64 { return scenario.MaxFailedPct },
 }
 
 func fmtMs(v float64) string {

@@ -28,6 +28,10 @@ type Comparison struct {
 	// LeftOut are repeats that ended ok but whose figures are not the server's plain measure
 	// (integrity faults, or a client that may have set the pace): not compared.
 	LeftOut []string
+	// MaxFailedPct is the most a side's requests may fail (results.TagSummary.FailedPct) and
+	// its change still read as better or worse: the caller sets scenario.MaxFailedPct (this
+	// package is below scenario). 0 marks no side failing.
+	MaxFailedPct float64
 }
 
 // Row is one figure of one contender's tag at one level, in A and in B.
@@ -36,6 +40,30 @@ type Row struct {
 	Figure                string // one of Figures
 	A, B                  []float64
 	Test                  UTest
+	// ErrA and ErrB are each side's error rate over the repeats compared (errors per sent, %),
+	// shown beside its figure; FailedA and FailedB the part of it that is no slow answer but a
+	// wrong one or none (results.TagSummary.FailedPct).
+	ErrA, ErrB       float64
+	FailedA, FailedB float64
+}
+
+// Failing names the sides of r that failed more of their requests than c.MaxFailedPct
+// ("A", "B" or "A and B"): such a side's figures are the speed of failing, and the change is
+// neither better nor worse. "" when neither did, or no threshold is set.
+func (c *Comparison) Failing(r Row) string {
+	if c.MaxFailedPct <= 0 {
+		return ""
+	}
+	var sides []string
+	for _, s := range []struct {
+		name   string
+		failed float64
+	}{{"A", r.FailedA}, {"B", r.FailedB}} {
+		if s.failed > c.MaxFailedPct {
+			sides = append(sides, s.name)
+		}
+	}
+	return strings.Join(sides, " and ")
 }
 
 // The figures a comparison reads from each repeat, and which way is better.
@@ -66,12 +94,14 @@ func Runs(a, b *results.Run, alpha float64) (*Comparison, error) {
 	c := &Comparison{A: a, B: b, Alpha: alpha}
 	for _, k := range keysOf(a, b) {
 		sa, sb := samples(a, k), samples(b, k)
+		ea, eb := errorsOf(a, k), errorsOf(b, k)
 		for _, f := range Figures {
 			ra, rb := sa[f.Name], sb[f.Name]
 			if len(ra) == 0 || len(rb) == 0 {
 				continue
 			}
-			c.Rows = append(c.Rows, Row{Contender: k.contender, Level: k.level, Tag: k.tag, Figure: f.Name, A: ra, B: rb, Test: MannWhitney(ra, rb)})
+			c.Rows = append(c.Rows, Row{Contender: k.contender, Level: k.level, Tag: k.tag, Figure: f.Name, A: ra, B: rb, Test: MannWhitney(ra, rb),
+				ErrA: ea.ErrorPct, ErrB: eb.ErrorPct, FailedA: ea.FailedPct(), FailedB: eb.FailedPct()})
 		}
 	}
 	if len(c.Rows) == 0 {
@@ -172,6 +202,31 @@ func samples(r *results.Run, k key) map[string][]float64 {
 		}
 	}
 	return out
+}
+
+// errorsOf sums k's attempts and errors over the run's usable repeats, the ones compared,
+// with their error rate.
+func errorsOf(r *results.Run, k key) results.TagSummary {
+	ts := results.TagSummary{Tag: k.tag, ErrKinds: map[string]int64{}}
+	for _, c := range r.Cells {
+		if ok, _ := usable(c); !ok || c.Contender != k.contender || c.Level != k.level {
+			continue
+		}
+		for _, t := range c.Tags {
+			if t.Tag != k.tag {
+				continue
+			}
+			ts.Sent += t.Sent
+			for kind, n := range t.Errors {
+				ts.Errors += n
+				ts.ErrKinds[kind] += n
+			}
+		}
+	}
+	if ts.Sent > 0 {
+		ts.ErrorPct = float64(ts.Errors) / float64(ts.Sent) * 100
+	}
+	return ts
 }
 
 // differs says what differs between the runs besides the figures: the contract variables a
@@ -275,7 +330,8 @@ func (r Row) Change() float64 {
 // Significant says whether the change is more than the repeats' spread explains, at alpha.
 func (r Row) Significant(alpha float64) bool { return r.Test.P < alpha }
 
-// Better says whether B is better than A on this figure (more requests/s, less latency).
+// Better says whether B is better than A on this figure (more requests/s, less latency); a
+// failing side (Comparison.Failing) is neither, whatever this says.
 func (r Row) Better() bool {
 	for _, f := range Figures {
 		if f.Name == r.Figure {

@@ -153,3 +153,38 @@ func TestFaultyAndClientBoundRepeatsAreLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// A side that answered a tenth of its requests with a 503 is shown with its error rate, and
+// its higher requests/s is not read as better: its change reads failing. Timeouts count in
+// the error rate but are slow answers, not failures.
+func TestCompareFailingSide(t *testing.T) {
+	a := runOf("20261123-100000-sleep", map[string]string{}, 1985, 1990, 1978, 1992, 1984)
+	b := runOf("20261123-101000-sleep", map[string]string{}, 2985, 2990, 2978, 2992, 2984)
+	for i := range a.Cells {
+		a.Cells[i].Tags[0].Sent, a.Cells[i].Tags[0].Errors = 1000, map[string]int64{results.ErrKindTimeout: 20}
+		b.Cells[i].Tags[0].Sent, b.Cells[i].Tags[0].Errors = 1000, map[string]int64{"status": 100}
+	}
+	c, err := Runs(a, b, DefaultAlpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.MaxFailedPct = 1
+	r := c.Rows[0]
+	if r.Figure != "requests/s" || r.ErrA != 2 || r.ErrB != 10 || r.FailedA != 0 || r.FailedB != 10 {
+		t.Fatalf("row %s: errors A %.1f %% (failed %.1f), B %.1f %% (failed %.1f); want 2 (0) and 10 (10)", r.Figure, r.ErrA, r.FailedA, r.ErrB, r.FailedB)
+	}
+	if !r.Better() || c.Failing(r) != "B" || c.ChangeOf(r) != "failing: B" {
+		t.Errorf("B, 50 %% faster on 10 %% 503s: failing %q, change %q", c.Failing(r), c.ChangeOf(r))
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "A ERRORS") || !strings.Contains(buf.String(), "2.0%") || !strings.Contains(buf.String(), "10.0%") || strings.Contains(buf.String(), "+50") {
+		t.Errorf("the table:\n%s", buf.String())
+	}
+	c.MaxFailedPct = 0
+	if c.Failing(r) != "" || c.ChangeOf(r) == "failing: B" {
+		t.Errorf("no threshold set, and still failing: %q", c.ChangeOf(r))
+	}
+}

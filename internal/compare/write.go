@@ -23,10 +23,10 @@ func Write(w io.Writer, c *Comparison) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONTENDER\tLEVEL\tTAG\tFIGURE\tA\tB\tCHANGE\tTEST")
+	fmt.Fprintln(tw, "CONTENDER\tLEVEL\tTAG\tFIGURE\tA\tA ERRORS\tB\tB ERRORS\tCHANGE\tTEST")
 	for _, r := range c.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Contender, r.Level, r.Tag, r.Figure,
-			Sample(r.Figure, r.A), Sample(r.Figure, r.B), ChangeText(r, c.Alpha), TestText(r.Test))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Contender, r.Level, r.Tag, r.Figure,
+			Sample(r.Figure, r.A), ErrorText(r.ErrA), Sample(r.Figure, r.B), ErrorText(r.ErrB), c.ChangeOf(r), TestText(r.Test))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -67,6 +67,27 @@ func ChangeText(r Row, alpha float64) string {
 		return "~"
 	}
 	return fmt.Sprintf("%+.2f%%", r.Change()*100)
+}
+
+// ChangeOf is the row's change as the table shows it: "failing: B" where a side failed more
+// of its requests than MaxFailedPct (its speed is the speed of failing: no change is read
+// from it), else ChangeText.
+func (c *Comparison) ChangeOf(r Row) string {
+	if side := c.Failing(r); side != "" {
+		return "failing: " + side
+	}
+	return ChangeText(r, c.Alpha)
+}
+
+// ErrorText is a side's error rate as the table shows it beside its figure, e.g. "0.25%".
+func ErrorText(pct float64) string {
+	switch {
+	case pct == 0:
+		return "0%"
+	case pct < 0.1:
+		return fmt.Sprintf("%.2f%%", pct)
+	}
+	return fmt.Sprintf("%.1f%%", pct)
 }
 
 // TestText is the test's P and its samples, as benchstat writes it: "p=0.008 n=5+5".

@@ -38,6 +38,19 @@ type Study struct {
 	Notes                  []string       // what of the study could not run here
 	Runs                   []Run          // this scenario's runs
 	Claims                 []Claim
+	// Repeat is how many repeats a cell the study's form ran: under scenario.MinRepeats its
+	// orders rest on single figures more than 10 % apart, with no test of the noise.
+	Repeat int
+}
+
+// FewRepeats says, where the study's form ran fewer repeats than an order by the U test
+// needs, what its orders rest on; "" otherwise.
+func (s Study) FewRepeats() string {
+	if s.Repeat == 0 || s.Repeat >= scenario.MinRepeats {
+		return ""
+	}
+	return fmt.Sprintf("The orders here rest on %d repeat(s) a cell: two figures are ordered only when more than %.0f %% apart, and nothing measures the noise (the U test needs %d repeats a side).",
+		s.Repeat, scenario.SingleRunNoise*100, scenario.MinRepeats)
 }
 
 // Claim is one claim: its verdict, what that rests on, the same claim in the other forms, and
@@ -51,6 +64,19 @@ type Claim struct {
 	// preset measured, its stacks and the rest.
 	Study, Steady, Every *results.Claim
 	Figures              []Figure
+	// Conditions are what the verdict depends on, where each comes from and what the run it
+	// rests on gave.
+	Conditions []results.Condition
+	// ByCores is the claim's verdict in the study's form at each server core count the
+	// reproduction ran it at, fewest first; empty when it ran at one count only.
+	ByCores []AtCores
+}
+
+// AtCores is a claim's verdict in the run of the study's form at one server core count.
+type AtCores struct {
+	Cores        int
+	Verdict, Why string
+	Run          string
 }
 
 // Figure is one of the study's figures beside ours.
@@ -58,7 +84,19 @@ type Figure struct {
 	scenario.Published
 	Ours   Value // in the study's form
 	Steady Value // in the steady state
+	// Differs is why ours in the study's form is more than 2× from the study's figure,
+	// derived from the run's recorded conditions by the scenario (Published.Differs), or
+	// NoReason; "" where they are within 2×, or either side has no number to compare.
+	Differs string
 }
+
+// FarApart is how many times apart ours and the study's figure may be before the page says
+// why they differ.
+const FarApart = 2.0
+
+// NoReason is what the page says where ours is more than FarApart from the study's and the
+// scenario derives no reason from the recorded conditions: a reason is never invented.
+const NoReason = "more than 2× from the study's; no reason derived from the recorded conditions"
 
 // Value is one of our figures: its median over repeats and their range.
 type Value struct {
@@ -67,8 +105,16 @@ type Value struct {
 	Unit     string
 	Run      string // the run it is read from
 	// Caveat says why the figure is not the server's plain measure: "client-bound" (the client
-	// may have set the pace), or the integrity faults that keep it out (then not Measured).
+	// may have set the pace), a failing cell's error rate, or the integrity faults that keep it
+	// out (then not Measured).
 	Caveat string
+	// ErrorPct is the error rate (errors per sent, %) of the requests the figure is read from,
+	// shown beside it; Rated says it has one (a latency or requests/s; a ratio: its worse side).
+	ErrorPct float64
+	Rated    bool
+	// Failing: the cell failed more of its requests than scenario.MaxFailedPct; its figures
+	// are the speed of failing, shown as such and never set beside the study's.
+	Failing bool
 }
 
 // Build reads the reproduction in dir: every run it made, judged again with this arena's
@@ -97,6 +143,28 @@ func Build(rep *results.Reproduction, dir string) (*Findings, error) {
 	return f, nil
 }
 
+// RepeatText says how many repeats a cell the reproduction's runs made, by part: "3
+// repeat(s) a cell of the studies' forms, 1 of the matrix", or one count where every run made
+// the same; the reproduction's own count before any run saved.
+func (f *Findings) RepeatText() string {
+	byPart := map[string]int{}
+	var counts []int
+	for _, r := range f.Runs {
+		n := r.Scenario.Repeat
+		byPart[r.Step.Part] = max(byPart[r.Step.Part], n)
+		if !slices.Contains(counts, n) {
+			counts = append(counts, n)
+		}
+	}
+	switch {
+	case len(counts) == 0:
+		return fmt.Sprintf("%d repeat(s) a cell", f.Reproduction.Repeat)
+	case len(counts) == 1 || byPart[results.PartStudies] == 0 || byPart[results.PartMatrix] == 0:
+		return fmt.Sprintf("%d repeat(s) a cell", slices.Max(counts))
+	}
+	return fmt.Sprintf("%d repeat(s) a cell of the studies' forms, %d of the matrix", byPart[results.PartStudies], byPart[results.PartMatrix])
+}
+
 // study is one scenario's section; a study the reproduction did not run has its claims, all
 // untested.
 func (f *Findings) study(sc scenario.Scenario) Study {
@@ -108,6 +176,7 @@ func (f *Findings) study(sc scenario.Scenario) Study {
 	s.Setup = rp.Setup
 	s.Notes = rp.Notes
 	var studyRun, steadyRun, matrixRun *results.Run
+	var studyRuns []*results.Run // the study's form, at each core count it ran at
 	for _, r := range f.Runs {
 		if r.Scenario.Name != sc.Name() {
 			continue
@@ -118,8 +187,11 @@ func (f *Findings) study(sc scenario.Scenario) Study {
 			matrixRun = r.Run
 		case r.Scenario.Preset == scenario.PresetSteady:
 			steadyRun = r.Run
-		case studyRun == nil:
-			studyRun = r.Run
+		default:
+			if studyRun == nil {
+				studyRun = r.Run
+			}
+			studyRuns = append(studyRuns, r.Run)
 		}
 	}
 	if len(s.Runs) == 0 {
@@ -130,13 +202,19 @@ func (f *Findings) study(sc scenario.Scenario) Study {
 		return s
 	}
 	s.Ours = oursOf(s.Runs[0].Run, rp.Stacks)
+	if studyRun != nil {
+		s.Repeat = studyRun.Scenario.Repeat
+	}
 	every := everyContender(studyRun, matrixRun)
 	for _, id := range claimIDs(studyRun, every) {
 		c := Claim{ID: id, Study: claimOf(studyRun, id), Steady: claimOf(steadyRun, id), Every: claimOf(every, id)}
 		c.decide(studyRun, every)
+		c.ByCores = byCores(studyRuns, id)
 		for _, p := range rp.Published {
 			if p.Claim == id {
-				c.Figures = append(c.Figures, Figure{Published: p, Ours: read(studyRun, p), Steady: read(steadyRun, p)})
+				fg := Figure{Published: p, Ours: read(studyRun, p), Steady: read(steadyRun, p)}
+				fg.Differs = differs(p, fg.Ours, studyRun)
+				c.Figures = append(c.Figures, fg)
 			}
 		}
 		s.Claims = append(s.Claims, c)
@@ -146,7 +224,8 @@ func (f *Findings) study(sc scenario.Scenario) Study {
 
 // decide gives the claim the verdict shown: the study's form on the study's stacks where it
 // was tested there (what the study claimed, at the load it claimed it), else over every
-// contender, else untested.
+// contender, else untested (or untested here, with the conditions the run did not give:
+// never a mark against the claim).
 func (c *Claim) decide(studyRun, every *results.Run) {
 	for _, x := range []*results.Claim{c.Study, c.Every} {
 		if x != nil {
@@ -155,21 +234,100 @@ func (c *Claim) decide(studyRun, every *results.Run) {
 		}
 	}
 	switch {
-	case c.Study != nil && c.Study.Verdict != results.ClaimUntested:
-		c.Verdict, c.Why = c.Study.Verdict, c.Study.Why
+	case c.Study != nil && !results.Untested(c.Study.Verdict):
+		c.Verdict, c.Why, c.Conditions = c.Study.Verdict, c.Study.Why, c.Study.Conditions
 		c.RestsOn = fmt.Sprintf("the study's form (preset %s%s) on the study's stacks: run %s", studyRun.Scenario.Preset, quick(studyRun), studyRun.ID)
-	case c.Every != nil && c.Every.Verdict != results.ClaimUntested:
-		c.Verdict, c.Why = c.Every.Verdict, c.Every.Why
+	case c.Every != nil && !results.Untested(c.Every.Verdict):
+		c.Verdict, c.Why, c.Conditions = c.Every.Verdict, c.Every.Why, c.Every.Conditions
 		c.RestsOn = "every contender measured at the study's preset: the study's stacks in its form, the others in the matrix's"
 	default:
 		c.Verdict = results.ClaimUntested
-		if c.Study != nil {
-			c.Why = c.Study.Why
-		} else if c.Every != nil {
-			c.Why = c.Every.Why
-		}
 		c.RestsOn = "nothing: no run tested it"
+		for _, x := range []*results.Claim{c.Study, c.Every} {
+			if x == nil {
+				continue
+			}
+			c.Why, c.Conditions = x.Why, x.Conditions
+			if x.Verdict == results.ClaimUntestedHere {
+				c.Verdict = x.Verdict
+				c.RestsOn = "nothing: the runs did not give the conditions the claim depends on"
+			}
+			break
+		}
 	}
+}
+
+// byCores is the claim's verdict in each run of the study's form, one per server core count
+// (the first run at each), fewest cores first: empty unless they ran at several counts.
+func byCores(runs []*results.Run, id string) []AtCores {
+	var out []AtCores
+	for _, r := range runs {
+		n := scenario.CountCPUs(r.Env.ServerCPUs)
+		if slices.ContainsFunc(out, func(a AtCores) bool { return a.Cores == n }) {
+			continue
+		}
+		at := AtCores{Cores: n, Verdict: results.ClaimUntested, Why: "not judged in this run", Run: r.ID}
+		if c := claimOf(r, id); c != nil {
+			at.Verdict, at.Why = c.Verdict, c.Why
+		}
+		out = append(out, at)
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	slices.SortStableFunc(out, func(a, b AtCores) int { return a.Cores - b.Cores })
+	return out
+}
+
+// CoreChanges says where the claim's verdict changes with the server's core count, one
+// sentence per change; empty when it ran at one count, or reads the same at every count.
+func (c Claim) CoreChanges() []string {
+	var out []string
+	for i := 1; i < len(c.ByCores); i++ {
+		a, b := c.ByCores[i-1], c.ByCores[i]
+		if a.Verdict != b.Verdict {
+			out = append(out, fmt.Sprintf("changes from %s at %s to %s at %s", a.Verdict, cores(a.Cores), b.Verdict, cores(b.Cores)))
+		}
+	}
+	if len(out) == 0 && len(c.ByCores) > 1 {
+		out = append(out, fmt.Sprintf("the same, %s, at every core count run (%s to %s)", c.ByCores[0].Verdict, cores(c.ByCores[0].Cores), cores(c.ByCores[len(c.ByCores)-1].Cores)))
+	}
+	return out
+}
+
+func cores(n int) string {
+	if n == 1 {
+		return "1 server core"
+	}
+	return fmt.Sprintf("%d server cores", n)
+}
+
+// ConditionText writes one condition as the page shows it: what the claim needs, where that
+// comes from, and what the run gave.
+func ConditionText(c results.Condition) string {
+	met := "met"
+	if !c.Met {
+		met = "not met"
+	}
+	return fmt.Sprintf("%s: needs ≥ %g (%s); the run gave %g: %s", c.Name, c.Needs, c.Source, c.Given, met)
+}
+
+// differs is why ours is more than FarApart from the study's figure: the scenario's reason
+// from the run's recorded conditions, or NoReason. "" where they are closer, where either
+// side has no number, or where ours is a failing cell's (no figure to set beside theirs).
+func differs(p scenario.Published, ours Value, run *results.Run) string {
+	if !ours.Measured || ours.Failing || p.Value <= 0 || ours.Median <= 0 {
+		return ""
+	}
+	if ratio := ours.Median / p.Value; ratio <= FarApart && ratio >= 1/FarApart {
+		return ""
+	}
+	if p.Differs != nil {
+		if why := p.Differs(run, ours.Median); why != "" {
+			return why
+		}
+	}
+	return NoReason
 }
 
 func quick(r *results.Run) string {
@@ -240,46 +398,77 @@ func read(run *results.Run, p scenario.Published) Value {
 	if run == nil {
 		return Value{}
 	}
-	v := Value{Unit: p.Ours.Unit, Run: run.ID}
-	top, caveat, ok := figure(run, p.Ours)
-	v.Caveat = caveat
-	if !ok {
+	v := figure(run, p.Ours)
+	v.Unit, v.Run = p.Ours.Unit, run.ID
+	if !v.Measured || p.Per == nil {
 		return v
 	}
-	v.Spread, v.Measured = top, true
-	if p.Per != nil {
-		bottom, caveat, ok := figure(run, *p.Per)
-		if !ok || bottom.Median <= 0 || bottom.Min <= 0 {
-			return Value{Unit: p.Ours.Unit, Run: run.ID, Caveat: caveat}
-		}
-		if caveat != "" && caveat != v.Caveat {
-			v.Caveat = strings.TrimPrefix(v.Caveat+"; "+caveat, "; ")
-		}
-		v.Spread = results.Spread{Median: top.Median / bottom.Median, Min: top.Min / bottom.Max, Max: top.Max / bottom.Min}
-		v.Unit = "×"
+	bottom := figure(run, *p.Per)
+	if !bottom.Measured || bottom.Median <= 0 || bottom.Min <= 0 {
+		return Value{Unit: p.Ours.Unit, Run: run.ID, Caveat: bottom.Caveat}
 	}
+	if bottom.Caveat != "" && bottom.Caveat != v.Caveat {
+		v.Caveat = strings.TrimPrefix(v.Caveat+"; "+bottom.Caveat, "; ")
+	}
+	top := v.Spread
+	v.Spread = results.Spread{Median: top.Median / bottom.Median, Min: top.Min / bottom.Max, Max: top.Max / bottom.Min}
+	v.Unit = "×"
+	v.ErrorPct, v.Rated, v.Failing = max(v.ErrorPct, bottom.ErrorPct), v.Rated || bottom.Rated, v.Failing || bottom.Failing
 	return v
 }
 
-// figure reads one of our figures from the run's summary, with its caveat: a contender whose
-// deliveries had integrity faults has no figure to set beside a study's (they are not the
-// same work), and a client-bound one is marked.
-func figure(run *results.Run, r scenario.Read) (results.Spread, string, bool) {
+// figure reads one of our figures from the run's summary, with its caveat and the error rate
+// of its requests: a contender whose deliveries had integrity faults has no figure to set
+// beside a study's (they are not the same work), a failing one is marked failing (the speed
+// of failing), a client-bound one is marked.
+func figure(run *results.Run, r scenario.Read) Value {
 	for _, s := range run.Summary {
 		if s.Contender != r.Contender || s.Level != r.Level || !slices.Contains(s.Outcomes, results.OutcomeOK) {
 			continue
 		}
 		if s.Faulty() {
-			return results.Spread{}, "integrity faults: " + results.FormatFaults(s.Faults), false
+			return Value{Caveat: "integrity faults: " + results.FormatFaults(s.Faults)}
 		}
-		sp, ok := results.FigureOf(s, r.Figure, r.Tag)
-		caveat := ""
+		var v Value
+		v.Spread, v.Measured = results.FigureOf(s, r.Figure, r.Tag)
+		for _, t := range s.Tags {
+			if t.Tag == r.Tag {
+				v.ErrorPct, v.Rated = t.ErrorPct, true
+			}
+		}
+		var caveats []string
+		if pct, tag := s.FailedPct(); pct > scenario.MaxFailedPct {
+			v.Failing = true
+			caveats = append(caveats, fmt.Sprintf("%s: %s failed %s of its requests", scenario.Failing.Text, tag, PctText(pct)))
+		}
 		if s.ClientBnd {
-			caveat = "client-bound"
+			caveats = append(caveats, "client-bound")
 		}
-		return sp, caveat, ok
+		v.Caveat = strings.Join(caveats, "; ")
+		return v
 	}
-	return results.Spread{}, "", false
+	return Value{}
+}
+
+// PctText writes a percentage as the page shows error rates: to a tenth, or two places
+// under one tenth, so that a few errors in a million are not shown as none.
+func PctText(p float64) string {
+	switch {
+	case p == 0:
+		return "0 %"
+	case p < 0.1:
+		return fmt.Sprintf("%.2f %%", p)
+	}
+	return fmt.Sprintf("%.1f %%", p)
+}
+
+// ErrorText is the value's error rate as the page shows it beside the figure; "" for a
+// figure with none (CPU, memory, a delivery count) or not measured.
+func (v Value) ErrorText() string {
+	if !v.Rated || !v.Measured {
+		return ""
+	}
+	return PctText(v.ErrorPct) + " errors"
 }
 
 // oursOf states how our runs ran, from their records: the machine and CPUs, the heap and

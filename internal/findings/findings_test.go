@@ -2,6 +2,7 @@ package findings
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,7 +143,7 @@ func TestBuild(t *testing.T) {
 		t.Errorf("Vert.x's figure: %+v", vx)
 	}
 	ratio := figs["Vert.x over WebFlux annotated, throughput"]
-	if !ratio.Ours.Measured || ratio.Ours.Text() != "2.53× (2.49–2.58)" || ratio.Steady.Text() != "2.62× (2.56–2.67)" {
+	if !ratio.Ours.Measured || ratio.Ours.Text() != "2.53× (2.49–2.58), 0 % errors" || ratio.Steady.Text() != "2.62× (2.56–2.67), 0 % errors" {
 		t.Errorf("the ratio: ours %q, steady %q", ratio.Ours.Text(), ratio.Steady.Text())
 	}
 
@@ -189,5 +190,157 @@ func TestFaultyAndClientBoundFiguresCarryTheirCaveat(t *testing.T) {
 	}
 	if v := read("spring-webflux"); !v.Measured || v.Caveat != "client-bound" || !strings.HasSuffix(v.Text(), "[client-bound]") {
 		t.Errorf("client-bound: %+v, %q", v, v.Text())
+	}
+}
+
+// A claim whose conditions the run did not give reads untested here, with the conditions,
+// never fails: the page shows what it depends on, where from, and what the run gave.
+func TestUntestedHereIsShownWithItsConditions(t *testing.T) {
+	cond := results.Condition{Name: "server cores", Needs: 4, Source: "seeds/000 line 12", Given: 1, Met: false}
+	c := Claim{ID: "b", Study: &results.Claim{ID: "b", Text: "cluster improves it", Verdict: results.ClaimUntestedHere,
+		Why: "needs ≥ 4 server cores (seeds/000 line 12), this run gave 1", Conditions: []results.Condition{cond}}}
+	run := &results.Run{ID: "r1", Scenario: results.ScenarioInfo{Preset: "seed"}}
+	c.decide(run, nil)
+	if c.Verdict != results.ClaimUntestedHere || !strings.Contains(c.Why, "this run gave 1") || len(c.Conditions) != 1 || !strings.Contains(c.RestsOn, "did not give the conditions") {
+		t.Errorf("decided %q: %s (rests on %s), conditions %v", c.Verdict, c.Why, c.RestsOn, c.Conditions)
+	}
+	if got := ConditionText(cond); got != "server cores: needs ≥ 4 (seeds/000 line 12); the run gave 1: not met" {
+		t.Errorf("condition reads %q", got)
+	}
+	var b strings.Builder
+	writeClaim(&b, c)
+	if !strings.Contains(b.String(), "**untested here**") || !strings.Contains(b.String(), "Depends on:\n\n- server cores: needs ≥ 4 (seeds/000 line 12); the run gave 1: not met") {
+		t.Errorf("markdown:\n%s", b.String())
+	}
+	// Holds where tested is a verdict of evidence, shown as it is.
+	c = Claim{ID: "a", Study: &results.Claim{ID: "a", Verdict: results.ClaimHoldsWhereTested, Why: "2 of 2 parts run hold"}}
+	c.decide(run, nil)
+	if c.Verdict != results.ClaimHoldsWhereTested || !strings.Contains(c.RestsOn, "run r1") {
+		t.Errorf("holds where tested decided as %q, rests on %s", c.Verdict, c.RestsOn)
+	}
+	for _, w := range []string{results.ClaimUntestedHere, results.ClaimHoldsWhereTested} {
+		if tone := results.ToneOf(w); tone != results.Neutral {
+			t.Errorf("%q reads %s; want neutral: never a mark against the claim", w, tone)
+		}
+	}
+}
+
+// Runs of the study's form at several server core counts: the page gives the verdict at
+// each and where it changes.
+func TestVerdictByCoreCount(t *testing.T) {
+	rep, dir := reproduction(t)
+	four := downstreamRun(t, "20261123-110000-downstream", "seed", false, map[string][2]float64{
+		"spring-webflux": {6000, 6100}, "spring-webflux-fn": {6050, 6100}, "vertx": {6600, 6700}}, "spring-webflux", "spring-webflux-fn", "vertx")
+	four.Env.ServerCPUs = "0-3"
+	d := filepath.Join(dir, four.ID)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Save(four, d); err != nil {
+		t.Fatal(err)
+	}
+	rep.Steps = append(rep.Steps, results.Step{Part: results.PartStudies, Scenario: "downstream", Preset: "seed", Contenders: []string{"spring-webflux", "spring-webflux-fn", "vertx"}, Run: four.ID, Status: results.RunComplete})
+	f, err := Build(rep, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := claimByID(t, f, "downstream", "a")
+	if len(a.ByCores) != 2 || a.ByCores[0].Cores != 1 || a.ByCores[1].Cores != 4 || a.ByCores[1].Run != four.ID {
+		t.Fatalf("by cores: %+v", a.ByCores)
+	}
+	if a.ByCores[0].Verdict != results.ClaimHolds || a.ByCores[1].Verdict == results.ClaimHolds {
+		t.Errorf("vertx 2.5× WebFlux on 1 core and 1.1× on 4: %+v", a.ByCores)
+	}
+	changes := strings.Join(a.CoreChanges(), "; ")
+	if !strings.HasPrefix(changes, "changes from holds at 1 server core to ") || !strings.HasSuffix(changes, " at 4 server cores") {
+		t.Errorf("changes: %q", changes)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, f, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "| server cores | verdict | why | run |") || !strings.Contains(buf.String(), "By core count: "+changes) {
+		t.Errorf("the markdown lacks the verdict by core count")
+	}
+	if b := claimByID(t, f, "downstream", "b"); len(b.ByCores) != 2 || !strings.HasPrefix(strings.Join(b.CoreChanges(), ""), "the same, holds, at every core count run") {
+		t.Errorf("claim b by cores: %+v, %v", b.ByCores, b.CoreChanges())
+	}
+	if one := claimByID(t, f, "downstream", "a"); one.Verdict != results.ClaimHolds {
+		t.Errorf("the claim's own verdict is the first study run's: %s", one.Verdict)
+	}
+}
+
+// Where ours is more than 2× from the study's figure, the page says why, from the scenario's
+// Differs, or plainly that no reason was derived; within 2×, or with no number of the study's,
+// nothing; a failing cell's figure is never set beside the study's.
+func TestWhyOursDiffers(t *testing.T) {
+	run := downstreamRun(t, "20261123-093000-downstream", "seed", false,
+		map[string][2]float64{"vertx": {9000, 9100}, "spring-webflux": {2000, 2100}}, "vertx", "spring-webflux")
+	var err error
+	if run.Summary, err = results.Summarise(run.Cells); err != nil {
+		t.Fatal(err)
+	}
+	rps := scenario.Read{Contender: "spring-webflux", Level: "self", Figure: "rps", Tag: "data", Unit: "requests/s"}
+	model := func(r *results.Run, ours float64) string {
+		return fmt.Sprintf("one core (CPU %s) against the study's 4: %.0f requests/s", r.Env.ServerCPUs, ours)
+	}
+	for _, tt := range []struct {
+		name  string
+		value float64
+		why   func(*results.Run, float64) string
+		want  string
+	}{
+		{"more than 2× below, with a reason", 6000, model, "one core (CPU 1) against the study's 4: 2050 requests/s"},
+		{"more than 2× above, with none", 1000, nil, NoReason},
+		{"a reason that comes out empty", 1000, func(*results.Run, float64) string { return "" }, NoReason},
+		{"within 2×", 3000, model, ""},
+		{"no number of the study's", 0, model, ""},
+	} {
+		p := scenario.Published{What: "WebFlux", Value: tt.value, Differs: tt.why, Ours: rps}
+		if got := differs(p, read(run, p), run); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+
+	// spring-webflux answers 10 % of its requests with a 503: its figure is failing's.
+	for i := range run.Cells {
+		if run.Cells[i].Contender == "spring-webflux" {
+			run.Cells[i].Tags[0].Errors = map[string]int64{"status": 100}
+		}
+	}
+	if run.Summary, err = results.Summarise(run.Cells); err != nil {
+		t.Fatal(err)
+	}
+	p := scenario.Published{What: "WebFlux", Value: 6000, Differs: model, Ours: rps}
+	v := read(run, p)
+	if !v.Failing || !strings.Contains(v.Text(), "10.0 % errors") || !strings.Contains(v.Caveat, scenario.Failing.Text) {
+		t.Errorf("a failing figure: %+v, %q", v, v.Text())
+	}
+	if got := differs(p, v, run); got != "" {
+		t.Errorf("a failing figure set beside the study's: %q", got)
+	}
+	if v := read(run, scenario.Published{Ours: scenario.Read{Contender: "vertx", Level: "self", Figure: "rps", Tag: "data", Unit: "requests/s"}}); v.Failing || v.ErrorText() != "0 % errors" {
+		t.Errorf("a healthy figure: %+v", v)
+	}
+}
+
+// Fewer repeats than the U test needs: the study says its orders rest on so few.
+func TestFewRepeatsAreSaid(t *testing.T) {
+	if note := (Study{Repeat: 1}).FewRepeats(); !strings.Contains(note, "rest on 1 repeat(s) a cell") || !strings.Contains(note, "10 %") {
+		t.Errorf("one repeat: %q", note)
+	}
+	if note := (Study{Repeat: 3}).FewRepeats(); note != "" {
+		t.Errorf("three repeats: %q", note)
+	}
+	f := &Findings{Reproduction: &results.Reproduction{Repeat: 3}}
+	if got := f.RepeatText(); got != "3 repeat(s) a cell" {
+		t.Errorf("before any run: %q", got)
+	}
+	run := func(part string, repeat int) Run {
+		return Run{Run: &results.Run{Scenario: results.ScenarioInfo{Repeat: repeat}}, Step: results.Step{Part: part}}
+	}
+	f.Runs = []Run{run(results.PartStudies, 3), run(results.PartStudies, 3), run(results.PartMatrix, 1)}
+	if got := f.RepeatText(); got != "3 repeat(s) a cell of the studies' forms, 1 of the matrix" {
+		t.Errorf("studies at 3, matrix at 1: %q", got)
 	}
 }

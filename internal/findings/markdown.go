@@ -20,7 +20,7 @@ func WriteMarkdown(w io.Writer, f *Findings, page, shot string) error {
 	if rep.Finished != nil {
 		fmt.Fprintf(&b, ", ended %s (%s)", rep.Finished.UTC().Format("2006-01-02 15:04 MST"), rep.Finished.Sub(rep.Started).Round(60e9))
 	}
-	fmt.Fprintf(&b, ", status **%s**, %d repeat(s) a cell.\n\n", rep.Status, rep.Repeat)
+	fmt.Fprintf(&b, ", status **%s**, %s.\n\n", rep.Status, f.RepeatText())
 	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", strings.Join(rep.Command, " "))
 	if f.Env.CPUModel != "" {
 		fmt.Fprintf(&b, "Machine: %s, %d cores, %.0f GB; every server on CPU %s, the client on CPU %s; heap %d MiB.\n\n",
@@ -72,22 +72,53 @@ func writeStudy(b *strings.Builder, s Study) {
 	if len(runs) > 0 {
 		fmt.Fprintf(b, "Runs: %s.\n\n", strings.Join(runs, ", "))
 	}
+	if note := s.FewRepeats(); note != "" {
+		fmt.Fprintf(b, "%s\n\n", note)
+	}
 	for _, c := range s.Claims {
-		fmt.Fprintf(b, "### (%s) %s\n\n**%s**: %s\n\nRests on %s.\n\n", c.ID, c.Text, c.Verdict, c.Why, c.RestsOn)
-		if len(c.Figures) > 0 {
-			b.WriteString("| figure | the study | ours | ours, steady state | where the study says it |\n| --- | --- | --- | --- | --- |\n")
-			for _, fg := range c.Figures {
-				fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", tableCell(fg.What), tableCell(fg.Theirs), fg.Ours.Text(), fg.Steady.Text(), tableCell(fg.Source))
+		writeClaim(b, c)
+	}
+}
+
+// writeClaim is one claim: its verdict and reason, its conditions, its verdict at each core
+// count, and its figures, each with why ours differs where it is far from the study's.
+func writeClaim(b *strings.Builder, c Claim) {
+	fmt.Fprintf(b, "### (%s) %s\n\n**%s**: %s\n\nRests on %s.\n\n", c.ID, c.Text, c.Verdict, c.Why, c.RestsOn)
+	if len(c.Conditions) > 0 {
+		b.WriteString("Depends on:\n\n")
+		for _, cond := range c.Conditions {
+			fmt.Fprintf(b, "- %s\n", ConditionText(cond))
+		}
+		b.WriteString("\n")
+	}
+	if len(c.ByCores) > 0 {
+		b.WriteString("| server cores | verdict | why | run |\n| --- | --- | --- | --- |\n")
+		for _, a := range c.ByCores {
+			fmt.Fprintf(b, "| %d | **%s** | %s | `%s` |\n", a.Cores, a.Verdict, tableCell(a.Why), a.Run)
+		}
+		fmt.Fprintf(b, "\nBy core count: %s.\n\n", strings.Join(c.CoreChanges(), "; "))
+	}
+	if len(c.Figures) > 0 {
+		b.WriteString("| figure | the study | ours | ours, steady state | where the study says it |\n| --- | --- | --- | --- | --- |\n")
+		for _, fg := range c.Figures {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", tableCell(fg.What), tableCell(fg.Theirs), tableCell(fg.Ours.Text()), tableCell(fg.Steady.Text()), tableCell(fg.Source))
+		}
+		b.WriteString("\n")
+		for _, fg := range c.Figures {
+			if fg.Differs != "" {
+				fmt.Fprintf(b, "- Why ours differs, %s: %s\n", fg.What, fg.Differs)
 			}
+		}
+		if slices.ContainsFunc(c.Figures, func(fg Figure) bool { return fg.Differs != "" }) {
 			b.WriteString("\n")
 		}
-		for _, other := range []struct {
-			what string
-			c    *results.Claim
-		}{{"Over every contender", c.Every}, {"In the steady state", c.Steady}} {
-			if other.c != nil && (other.c.Verdict != c.Verdict || other.c.Why != c.Why) {
-				fmt.Fprintf(b, "%s: **%s**: %s\n\n", other.what, other.c.Verdict, other.c.Why)
-			}
+	}
+	for _, other := range []struct {
+		what string
+		c    *results.Claim
+	}{{"Over every contender", c.Every}, {"In the steady state", c.Steady}} {
+		if other.c != nil && (other.c.Verdict != c.Verdict || other.c.Why != c.Why) {
+			fmt.Fprintf(b, "%s: **%s**: %s\n\n", other.what, other.c.Verdict, other.c.Why)
 		}
 	}
 }
@@ -146,7 +177,8 @@ func verdictsOf(s Study, contender string) string {
 	return text
 }
 
-// Text writes a value with the range of its repeats and its caveat, "—" when not measured.
+// Text writes a value with the range of its repeats, its error rate and its caveat, "—" when
+// not measured.
 func (v Value) Text() string {
 	text := "—"
 	switch {
@@ -157,6 +189,9 @@ func (v Value) Text() string {
 		// The range in the same unit, named once, except for times, whose unit may change.
 		named := v.Unit == "ms"
 		text = fmt.Sprintf("%s (%s–%s)", formatIn(v.Median, v.Unit, true), formatIn(v.Min, v.Unit, named), formatIn(v.Max, v.Unit, named))
+	}
+	if e := v.ErrorText(); e != "" {
+		text += ", " + e
 	}
 	if v.Caveat != "" {
 		text += " [" + v.Caveat + "]"

@@ -5,6 +5,7 @@
 package reproduce
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,9 +17,19 @@ import (
 	"github.com/arena-lab/arena/internal/scenario"
 )
 
+// The repeats a cell gets by default: the studies' forms enough for scenario.Compare's U
+// test (its verdicts order figures beyond the noise), the matrix one, which only places
+// every other contender beside them.
+const (
+	DefaultStudyRepeat  = scenario.MinRepeats
+	DefaultMatrixRepeat = 1
+)
+
 // Options shape a reproduction.
 type Options struct {
-	Repeat int
+	// Repeat is the repeats a cell of the studies' forms gets, MatrixRepeat those of the
+	// matrix: DefaultStudyRepeat and DefaultMatrixRepeat when 0.
+	Repeat, MatrixRepeat int
 	// Only keeps the steps of these scenarios and parts ("studies", "matrix"); all when empty.
 	// A scenario and a part together keep that part of that scenario.
 	Only []string
@@ -48,9 +59,9 @@ func Plan(scenarios []scenario.Scenario, contenders []*contender.Manifest, o Opt
 		r := rp.Reproduction()
 		own := intersect(r.StudyContenders(), chosen)
 		for _, f := range r.Study {
-			studies = append(studies, stepOf(results.PartStudies, sc.Name(), f, own, o.Quick))
+			studies = append(studies, stepOf(results.PartStudies, sc.Name(), f, own, o.Quick, o.studyRepeat()))
 		}
-		matrix = append(matrix, stepOf(results.PartMatrix, sc.Name(), r.Matrix, without(chosen, r.StudyContenders()), o.Quick))
+		matrix = append(matrix, stepOf(results.PartMatrix, sc.Name(), r.Matrix, without(chosen, r.StudyContenders()), o.Quick, o.matrixRepeat()))
 		for _, n := range r.Notes {
 			notes = append(notes, sc.Name()+": "+n)
 		}
@@ -67,9 +78,19 @@ func Plan(scenarios []scenario.Scenario, contenders []*contender.Manifest, o Opt
 	return steps, notes, nil
 }
 
-func stepOf(part, name string, f scenario.Form, contenders []string, quick bool) results.Step {
+func (o Options) studyRepeat() int  { return cmp.Or(o.Repeat, DefaultStudyRepeat) }
+func (o Options) matrixRepeat() int { return cmp.Or(o.MatrixRepeat, DefaultMatrixRepeat) }
+
+func stepOf(part, name string, f scenario.Form, contenders []string, quick bool, repeat int) results.Step {
 	return results.Step{Part: part, Scenario: name, Preset: f.Preset, Quick: f.Quick || quick, Levels: f.Levels,
-		DurationS: f.Duration.Seconds(), Contenders: contenders, Why: f.Why}
+		DurationS: f.Duration.Seconds(), Repeat: repeat, Contenders: contenders, Why: f.Why}
+}
+
+// RepeatOf is how many times step's cells are measured: its own count, or in a reproduction
+// recorded before steps kept one, the reproduction's (so a resumed one keeps what it began
+// with).
+func RepeatOf(rep *results.Reproduction, step results.Step) int {
+	return max(cmp.Or(step.Repeat, rep.Repeat), 1)
 }
 
 // stepOptions are a step's form as a plan's options.
@@ -137,7 +158,7 @@ func New(scenarios []scenario.Scenario, contenders []*contender.Manifest, o Opti
 		byName[sc.Name()] = sc
 	}
 	for i := range steps {
-		d, err := Estimate(steps[i], byName[steps[i].Scenario], runtimes, max(o.Repeat, 1))
+		d, err := Estimate(steps[i], byName[steps[i].Scenario], runtimes, steps[i].Repeat)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", steps[i].Scenario, err)
 		}
@@ -145,7 +166,7 @@ func New(scenarios []scenario.Scenario, contenders []*contender.Manifest, o Opti
 	}
 	return &results.Reproduction{
 		Schema: results.ReproductionSchema, ID: "reproduce-" + now.Format("20060102-150405"), Command: command,
-		Started: now, Status: results.RunRunning, Repeat: max(o.Repeat, 1), Only: o.Only, Quick: o.Quick,
+		Started: now, Status: results.RunRunning, Repeat: o.studyRepeat(), Only: o.Only, Quick: o.Quick,
 		Steps: steps, Notes: notes,
 	}, nil
 }

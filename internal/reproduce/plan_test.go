@@ -169,3 +169,67 @@ func TestNewAndWritePlan(t *testing.T) {
 		t.Errorf("a complete step counts in the time left: %s", left)
 	}
 }
+
+// By default the studies' forms are measured three times a cell (enough for the U test the
+// verdicts order by) and the matrix once, and the estimates and the plan say so; --repeat
+// lowers the studies' count.
+func TestDefaultRepeats(t *testing.T) {
+	ms := pick(t, "spring-mvc", "spring-webflux", "vertx", "go-nethttp")
+	day := time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
+	rep, err := New(scenarios.All(), ms, Options{Only: []string{"downstream"}}, []string{"arena", "reproduce"}, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Repeat != 3 {
+		t.Errorf("the reproduction records %d repeats, want 3", rep.Repeat)
+	}
+	one, err := New(scenarios.All(), ms, Options{Only: []string{"downstream"}, Repeat: 1}, []string{"arena", "reproduce"}, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sawStudy, sawMatrix := false, false
+	for i, s := range rep.Steps {
+		want := map[string]int{results.PartStudies: 3, results.PartMatrix: 1}[s.Part]
+		if s.Repeat != want {
+			t.Errorf("%s: %d repeats, want %d", Describe(s), s.Repeat, want)
+		}
+		lowered := one.Steps[i]
+		switch s.Part {
+		case results.PartStudies:
+			sawStudy = true
+			if lowered.Repeat != 1 || s.EstimateS != 3*lowered.EstimateS {
+				t.Errorf("%s: estimate %.0f s at 3 repeats against %.0f s at %d: want three times", Describe(s), s.EstimateS, lowered.EstimateS, lowered.Repeat)
+			}
+		case results.PartMatrix:
+			sawMatrix = true
+			if s.EstimateS != lowered.EstimateS {
+				t.Errorf("the matrix's estimate changed with --repeat: %.0f s and %.0f s", s.EstimateS, lowered.EstimateS)
+			}
+		}
+	}
+	if !sawStudy || !sawMatrix {
+		t.Fatalf("steps %+v: want a studies step and a matrix step", rep.Steps)
+	}
+	var buf bytes.Buffer
+	WritePlan(&buf, rep, "runs/x")
+	for _, want := range []string{"3 repeat(s) a cell of the studies' forms, 1 of the matrix", "×3", "×1"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the plan does not say %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+// A reproduction recorded before steps kept their own count keeps the one it began with
+// when resumed; a step's own count wins over the reproduction's.
+func TestRepeatOfKeepsTheRecordedCount(t *testing.T) {
+	old := &results.Reproduction{Repeat: 1}
+	if n := RepeatOf(old, results.Step{Part: results.PartStudies}); n != 1 {
+		t.Errorf("an old reproduction of 1 repeat resumes at %d", n)
+	}
+	if n := RepeatOf(&results.Reproduction{Repeat: 3}, results.Step{Part: results.PartMatrix, Repeat: 1}); n != 1 {
+		t.Errorf("a matrix step of 1 repeat runs %d", n)
+	}
+	if n := RepeatOf(&results.Reproduction{}, results.Step{}); n != 1 {
+		t.Errorf("no count anywhere gives %d, want 1", n)
+	}
+}

@@ -88,7 +88,7 @@ func (r *Runner) step(ctx context.Context, rep *results.Reproduction, i int, dir
 	fmt.Fprintf(r.Out, "%s (%s; reproduction ETA %s)\n", head, how, round(Left(rep.Steps[i:])))
 	run, runDir, err := r.Lab.Run(ctx, lab.RunOptions{
 		Scenario: sc, Options: stepOptions(*st), Contenders: ms, Levels: st.Levels,
-		Repeat: rep.Repeat, RunsDir: dir, ID: st.Run, Resume: resume, Command: rep.Command,
+		Repeat: RepeatOf(rep, *st), RunsDir: dir, ID: st.Run, Resume: resume, Command: rep.Command,
 	})
 	if run != nil {
 		st.Status = run.Status
@@ -143,6 +143,9 @@ func Describe(s results.Step) string {
 	if s.DurationS > 0 {
 		form += ", " + seconds(s.DurationS).String()
 	}
+	if s.Repeat > 0 {
+		form += fmt.Sprintf(", ×%d", s.Repeat)
+	}
 	return fmt.Sprintf("%s · %s (%s) · %s", s.Part, s.Scenario, form, strings.Join(s.Contenders, ", "))
 }
 
@@ -156,10 +159,28 @@ func round(d time.Duration) string {
 	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 }
 
+// repeatsText says how many repeats a cell the steps get, by part: "3 repeats a cell of
+// the studies' forms, 1 of the matrix"; one count where every step has the same.
+func repeatsText(rep *results.Reproduction) string {
+	byPart := map[string]int{}
+	var counts []int
+	for _, s := range rep.Steps {
+		n := RepeatOf(rep, s)
+		byPart[s.Part] = max(byPart[s.Part], n)
+		if !slices.Contains(counts, n) {
+			counts = append(counts, n)
+		}
+	}
+	if len(counts) == 1 {
+		return fmt.Sprintf("%d repeat(s) a cell", counts[0])
+	}
+	return fmt.Sprintf("%d repeat(s) a cell of the studies' forms, %d of the matrix", byPart[results.PartStudies], byPart[results.PartMatrix])
+}
+
 // WritePlan writes a reproduction's plan to w: a line per step with its estimate and state,
 // the ETA of each part and in all, and what of the studies cannot run here as they did.
 func WritePlan(w io.Writer, rep *results.Reproduction, dir string) {
-	fmt.Fprintf(w, "arena reproduce: %d runs, %d repeat(s) a cell, in %s\n", len(rep.Steps), rep.Repeat, dir)
+	fmt.Fprintf(w, "arena reproduce: %d runs, %s, in %s\n", len(rep.Steps), repeatsText(rep), dir)
 	parts := map[string]time.Duration{}
 	var contenders []string
 	for _, s := range rep.Steps {
@@ -177,8 +198,8 @@ func WritePlan(w io.Writer, rep *results.Reproduction, dir string) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "ETA %s: the studies' own stacks %s, the rest of the matrix %s; and before a contender's first cell its build and verify, unless this build passed before (at most %s for all %d).\n",
-		round(Left(rep.Steps)), round(parts[results.PartStudies]), round(parts[results.PartMatrix]), round(PrepareAtMost(len(contenders))), len(contenders))
+	fmt.Fprintf(w, "ETA %s (%s): the studies' own stacks %s, the rest of the matrix %s; and before a contender's first cell its build and verify, unless this build passed before (at most %s for all %d).\n",
+		round(Left(rep.Steps)), repeatsText(rep), round(parts[results.PartStudies]), round(parts[results.PartMatrix]), round(PrepareAtMost(len(contenders))), len(contenders))
 	if len(rep.Notes) > 0 {
 		fmt.Fprintln(w, "Not as the studies ran them:")
 		for _, n := range rep.Notes {

@@ -21,7 +21,7 @@ type Reproduction struct {
 	Started  time.Time  `json:"started"`
 	Finished *time.Time `json:"finished,omitempty"`
 	Status   string     `json:"status"` // one of the Run* statuses
-	Repeat   int        `json:"repeat"`
+	Repeat   int        `json:"repeat"` // the studies' forms' repeats; each step keeps its own
 	Only     []string   `json:"only,omitempty"`
 	Quick    bool       `json:"quick,omitempty"`
 	Steps    []Step     `json:"steps"`
@@ -45,7 +45,10 @@ type Step struct {
 	Levels   []string `json:"levels,omitempty"` // all of the preset's when empty
 	// DurationS is the measured load's length in seconds, where the step sets it (0: the
 	// preset's).
-	DurationS  float64  `json:"duration_s,omitempty"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	// Repeat is how many times each of the step's cells is measured (0, in a reproduction
+	// recorded before steps kept their own: the reproduction's Repeat).
+	Repeat     int      `json:"repeat,omitempty"`
 	Contenders []string `json:"contenders"`
 	Why        string   `json:"why"`
 	// EstimateS is the planned length in seconds: loads, warm-ups, starts and stops.

@@ -141,10 +141,19 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 // CSVHeader is results.csv's first row: one row per cell and tag follows.
 var CSVHeader = []string{
 	"scenario", "preset", "contender", "level", "repeat", "outcome", "tag",
-	"sent", "completed", "errors", "non_2xx", "late", "rps",
+	"sent", "completed", "errors", "error_pct", "non_2xx", "late", "rps",
 	"resp_p50_ms", "resp_p90_ms", "resp_p99_ms", "resp_p999_ms", "resp_max_ms", "resp_mean_ms",
 	"svc_p50_ms", "svc_p99_ms",
 	"server_cpu_pct_mean", "server_rss_mb_max", "server_threads_max", "client_cpu_pct_mean", "client_bound",
+}
+
+// errorPct is errs per sent in %, as TagSummary.ErrorPct is over repeats: the row's error
+// rate beside its latency and requests/s.
+func errorPct(errs, sent int64) float64 {
+	if sent == 0 {
+		return 0
+	}
+	return round3(float64(errs) / float64(sent) * 100)
 }
 
 // WriteCSV writes one row per cell and tag, for spreadsheets and scripts.
@@ -173,7 +182,7 @@ func WriteCSV(run *Run, w io.Writer) error {
 			}
 			row := []string{
 				run.Scenario.Name, run.Scenario.Preset, c.Contender, c.Level, strconv.Itoa(c.Repeat), c.Outcome.Status, t.Tag,
-				i(t.Sent), i(t.Completed), i(errs), i(non2xx), i(t.Late), f(t.RPS),
+				i(t.Sent), i(t.Completed), i(errs), f(errorPct(errs, t.Sent)), i(non2xx), i(t.Late), f(t.RPS),
 				f(t.Response.P50), f(t.Response.P90), f(t.Response.P99), f(t.Response.P999), f(t.Response.Max), f(t.Response.Mean),
 				f(t.Service.P50), f(t.Service.P99),
 				f(round3(c.Server.Summary.CPUPctMean)), f(round3(c.Server.Summary.RSSMBMax)), strconv.Itoa(int(c.Server.Summary.ThreadsMax)),

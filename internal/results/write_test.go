@@ -225,7 +225,7 @@ func TestWriteCSVRows(t *testing.T) {
 	}
 	first := rows[1]
 	for k, want := range map[string]string{
-		"contender": "spring-mvc", "outcome": "crashed", "tag": "instant", "errors": "10", "non_2xx": "10",
+		"contender": "spring-mvc", "outcome": "crashed", "tag": "instant", "errors": "10", "error_pct": "5", "non_2xx": "10",
 		"sent": "200", "late": "3", "rps": "9.5", "resp_p99_ms": "59000", "server_cpu_pct_mean": "12.346",
 		"server_rss_mb_max": "301", "server_threads_max": "45", "client_bound": "true",
 	} {
