@@ -263,9 +263,9 @@ func printSummary(out io.Writer, run *results.Run) {
 			}
 			row = append(row, cellText)
 		}
-		var failed int64 // transport errors and non-2xx answers over every tag: a percentile alone hides them
+		var failed int64 // attempts with no correct answer over every tag: a percentile alone hides them
 		for _, t := range s.Tags {
-			failed += t.Errors + t.Non2xx
+			failed += t.Errors
 		}
 		rate := "-"
 		if len(s.Tags) > 0 && s.Tags[0].RPS.Median > 0 {

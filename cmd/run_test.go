@@ -69,6 +69,7 @@ func TestRunUnknownContender(t *testing.T) {
 // summaryRun is a finished run as printSummary sees it: two contenders at one level, the
 // first with a crashed repeat, failed requests and noisy figures, the second client-bound.
 func summaryRun() *results.Run {
+	// errs counts every attempt with no correct answer, the non-2xx among them
 	tag := func(name string, p50, p99, rps float64, errs, non2xx int64) results.TagSummary {
 		return results.TagSummary{Tag: name, Merged: results.Latency{Count: 100, P50: p50, P99: p99},
 			RPS: results.Spread{Median: rps}, Errors: errs, Non2xx: non2xx}
@@ -76,7 +77,7 @@ func summaryRun() *results.Run {
 	return &results.Run{
 		Summary: []results.CellSummary{
 			{Contender: "spring-mvc", Level: "study", Outcomes: []string{"ok", "crashed", "crashed"}, Noisy: true,
-				Tags:   []results.TagSummary{tag("instant", 4.2, 41000, 9.6, 3, 2), tag("delayed", 10000, 52000, 9.1, 1, 0)},
+				Tags:   []results.TagSummary{tag("instant", 4.2, 41000, 9.6, 5, 2), tag("delayed", 10000, 52000, 9.1, 1, 0)},
 				CPUPct: results.Spread{Median: 61.4}, RSSMB: results.Spread{Median: 312.6}, Threads: results.Spread{Median: 210}},
 			{Contender: "spring-webflux", Level: "study", Outcomes: []string{"ok"}, ClientBnd: true,
 				Tags:   []results.TagSummary{tag("instant", 0.81, 6.1, 10, 0, 0), {Tag: "delayed"}},

@@ -41,6 +41,13 @@ func RunJob(ctx context.Context, job Job, resolve Resolver, self Hello) (*Share,
 		interval = time.Second
 	}
 	start := job.Start.Add(job.Offset) // the agreed start on this agent's clock
+	// The contract's answers on the load's JSON paths are learned from the target while the
+	// start is awaited (an open loop's schedule cannot wait for them); what is not learned by
+	// then, the load learns itself.
+	answers := load.NewAnswers(job.Target)
+	learnCtx, stopLearning := context.WithDeadline(ctx, start)
+	answers.Learn(learnCtx, share.Describe())
+	stopLearning()
 	if wait := time.Until(start); wait > 0 {
 		t := time.NewTimer(wait)
 		select {
@@ -64,7 +71,7 @@ func RunJob(ctx context.Context, job Job, resolve Resolver, self Hello) (*Share,
 	defer eng.Close()
 	me := probe.StartAlone(os.Getpid(), start, probePeriod)
 	stopRotate := rotateAligned(rec, sink, start, interval)
-	figs, runErr := share.Run(ctx, load.Target{Addr: job.Target, Driver: eng, Start: start}, rec)
+	figs, runErr := share.Run(ctx, load.Target{Addr: job.Target, Driver: eng, Start: start, Answers: answers}, rec)
 	stopRotate()
 	out := &Share{Agent: self, BeganLate: late, Elapsed: time.Since(start), Client: me.Stop()}
 	if runErr != nil {

@@ -127,7 +127,7 @@ func runEngine(ctx context.Context, addr, path string, serverPid, conns int, d t
 	el := time.Since(start)
 	server, client := results.UsageOf(sp.Stop(), 0, 0), results.UsageOf(cp.Stop(), 0, 0)
 	t := rec.Results()[0]
-	return Round{Client: "arena", RPS: float64(t.Status["2xx"]) / el.Seconds(), ClientCPU: client.CPUPctMean,
+	return Round{Client: "arena", RPS: float64(t.Completed) / el.Seconds(), ClientCPU: client.CPUPctMean,
 		ServerCPU: server.CPUPctMean, P99ms: results.LatencyOf(t.Service).P99}, nil
 }
 

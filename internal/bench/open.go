@@ -65,7 +65,7 @@ type LoadRound struct {
 	// of Late waited for a free connection (the server's backlog).
 	ClientLate int64   `json:"client_late"`
 	MaxLateMs  float64 `json:"max_late_ms"`
-	Errors     int64   `json:"errors"` // transport errors and answers other than 2xx
+	Errors     int64   `json:"errors"` // attempts with no correct answer: a wrong status or body, or a transport error
 	// Response is from intended send times, Service from actual sends: the same in a
 	// closed loop, which has no schedule.
 	Response results.Latency `json:"response"`
@@ -306,24 +306,10 @@ func loadRound(serverPid int, path string, run func(rec *load.Recorder)) (LoadRo
 	t := tags[0]
 	r.Scheduled, r.Sent, r.Completed, r.Late, r.MaxLateMs = t.Scheduled, t.Sent, t.Completed, t.Late, t.MaxLateMs
 	r.ClientLate = t.ClientLate
-	r.Errors = errorsOf(t.TagStats)
+	r.Errors = t.Failed()
 	r.Response, r.Service = results.LatencyOf(t.Response), results.LatencyOf(t.Service)
 	if r.Completed == 0 {
 		return r, fmt.Errorf("no request completed (errors: %v): is the target serving %s?", t.Errors, path)
 	}
 	return r, nil
-}
-
-// errorsOf counts transport errors and answers other than 2xx.
-func errorsOf(t results.TagStats) int64 {
-	var n int64
-	for _, e := range t.Errors {
-		n += e
-	}
-	for status, e := range t.Status {
-		if status != "2xx" {
-			n += e
-		}
-	}
-	return n
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/arena-lab/arena/internal/results"
 )
 
 func TestChooseConnections(t *testing.T) {
@@ -60,13 +58,6 @@ func TestLateShareAndMean(t *testing.T) {
 	}
 	if pct, own, maxMs := (OpenClosed{}).LateShare(); pct != 0 || own != 0 || maxMs != 0 {
 		t.Errorf("LateShare of no round = %v, %v, %v", pct, own, maxMs)
-	}
-}
-
-func TestErrorsOf(t *testing.T) {
-	st := results.TagStats{Status: map[string]int64{"2xx": 100, "5xx": 3, "4xx": 1}, Errors: map[string]int64{"timeout": 2, "reset": 1}}
-	if got := errorsOf(st); got != 7 {
-		t.Errorf("errorsOf = %d, want 7 (3 + 1 answers beside 2xx, 2 + 1 transport errors)", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package faulty wraps the lab's reference servers (internal/chat's /chat, internal/stream's
-// /stream) so that they misbehave on purpose: send a message twice, leak one to another chat
-// room, drop one without counting it, ignore BACKPRESSURE=off. The lab's tests start them as
+// /stream, and the contract's plain HTTP paths, http.go) so that they misbehave on purpose:
+// send a message twice, leak one to another chat room, drop one without counting it, ignore
+// BACKPRESSURE=off, answer /instant and the probes with a fast 503, /data with an empty 200. The lab's tests start them as
 // contenders and check that the real loads and judges catch each fault. Only tests import
 // it: nothing the arena binary runs can misbehave this way.
 package faulty
@@ -55,7 +56,7 @@ const quiet = 300 * time.Millisecond
 const nth = 20
 
 // Server is a reference /chat and /stream server behind a proxy that does its fault, with
-// the contract's readiness probe.
+// the contract's plain HTTP paths (http.go).
 type Server struct {
 	fault  Fault
 	chat   *chat.Server
@@ -86,10 +87,7 @@ func Start(addr string, fault Fault, backpressure bool) (*Server, error) {
 	}
 	stats := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: s.stream.Addr()})
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /actuator/health/readiness", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"UP"}`))
-	})
+	contractHTTP(mux, fault)
 	mux.Handle("GET /stream/stats", stats)
 	mux.HandleFunc("/chat", func(w http.ResponseWriter, r *http.Request) { s.proxy(w, r, s.chat.Addr(), s.chatFilter()) })
 	mux.HandleFunc("GET /stream", func(w http.ResponseWriter, r *http.Request) { s.proxy(w, r, s.stream.Addr(), s.streamFilter()) })

@@ -49,6 +49,8 @@ func (c ClosedLoop) Run(ctx context.Context, target Target, rec *Recorder) (resu
 	if target.Driver == nil {
 		return nil, errNoDriver
 	}
+	// A closed loop has no schedule to keep: what was not learned ahead is learned here.
+	c.Request = target.answers().For(ctx, c.Request, c.Timeout)
 	target.Driver.Closed(ctx, c, rec.Start().Add(c.Duration), rec)
 	return nil, nil
 }

@@ -34,7 +34,7 @@ type CoreTag struct {
 }
 
 // errKinds orders the error kinds for CoreTag's counters.
-var errKinds = [...]string{ErrTimeout, ErrRefused, ErrReset, ErrClosed, ErrOther}
+var errKinds = [...]string{ErrTimeout, ErrRefused, ErrReset, ErrClosed, ErrStatus, ErrBody, ErrOther}
 
 // Core returns a new part of r for one core's loop.
 func (r *Recorder) Core() *CoreRecorder { return &CoreRecorder{rec: r} }
@@ -73,17 +73,22 @@ func (t *CoreTag) Record(a Attempt, lateAfter time.Duration) {
 	if lateness > t.maxLate {
 		t.maxLate = lateness
 	}
-	if out.ErrKind != "" {
-		t.errs[errIndex(out.ErrKind)]++
+	kind := out.ErrKind
+	if kind == "" && (out.Status < 200 || out.Status > 299) {
+		kind = ErrStatus // no answer outside 2xx is correct, whoever classified it
+	}
+	if out.Status != 0 {
+		t.status[statusIndex(out.Status)]++ // every status that came back, right or wrong
+	}
+	if kind != "" {
+		t.errs[errIndex(kind)]++
 		t.winErrs++
 	} else {
 		t.done++
-		t.status[statusIndex(out.Status)]++
-		if out.Status < 200 || out.Status > 299 {
-			t.winErrs++
-		}
 	}
-	if out.ErrKind == "" || out.ErrKind == ErrTimeout {
+	// Correct answers and timeouts (at the time they waited) are the latency; a wrong
+	// answer is an error beside it, however fast.
+	if kind == "" || kind == ErrTimeout {
 		record(t.response, int64(a.Response))
 		record(t.service, int64(a.Service))
 	}

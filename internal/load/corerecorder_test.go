@@ -48,6 +48,8 @@ func TestCoreRecordersAddUpToOneRecorder(t *testing.T) {
 					a.Lateness, a.TakenUp = 5*time.Millisecond, 5*time.Millisecond // the client's own
 				case 5:
 					a.Lateness = 5 * time.Millisecond // waited for a connection
+				case 6:
+					a.Out = Outcome{Status: 200, ErrKind: ErrBody}
 				}
 				ct.Record(a, time.Millisecond)
 			}
@@ -58,24 +60,25 @@ func TestCoreRecordersAddUpToOneRecorder(t *testing.T) {
 	<-rotated
 	r := rec.Results()[0]
 	const all = 2 * perCore
-	if r.Sent != all || r.Completed != all*8/10 || r.Status["2xx"] != all*7/10 || r.Status["5xx"] != all/10 ||
-		r.Errors[ErrTimeout] != all/10 || r.Errors[ErrRefused] != all/10 {
-		t.Fatalf("counts %+v: want %d sent, 80 %% answered (70 %% 2xx, 10 %% 5xx), 10 %% timeouts, 10 %% refused", r.TagStats, all)
+	if r.Sent != all || r.Completed != all*6/10 || r.Status["2xx"] != all*7/10 || r.Status["5xx"] != all/10 ||
+		r.Errors[ErrTimeout] != all/10 || r.Errors[ErrRefused] != all/10 || r.Errors[ErrStatus] != all/10 || r.Errors[ErrBody] != all/10 {
+		t.Fatalf("counts %+v: want %d sent, 80 %% answered (70 %% 2xx, 10 %% 5xx), 60 %% correctly; 10 %% each of status, body, timeout, refused", r.TagStats, all)
 	}
 	if r.Late != all*2/10 || r.ClientLate != all/10 || r.MaxLateMs != 5 {
 		t.Fatalf("late %d, client late %d, max %.1f ms: want %d late, %d of them the client's, 5 ms", r.Late, r.ClientLate, r.MaxLateMs, all*2/10, all/10)
 	}
-	// Answers and timeouts have latencies; a refusal has none worth the name.
-	if got := r.Response.TotalCount(); got != all*9/10 || r.Service.TotalCount() != got {
-		t.Fatalf("%d response and %d service values: want %d", got, r.Service.TotalCount(), all*9/10)
+	// Correct answers and timeouts have latencies; a wrong answer or a refusal has none
+	// worth the name.
+	if got := r.Response.TotalCount(); got != all*7/10 || r.Service.TotalCount() != got {
+		t.Fatalf("%d response and %d service values: want %d", got, r.Service.TotalCount(), all*7/10)
 	}
 	var windowed, errs int64
 	for _, w := range r.Timeline {
 		windowed += w.Count
 		errs += w.Errors
 	}
-	if windowed != all*9/10 || errs != all*3/10 {
-		t.Fatalf("the windows hold %d values and %d errors: want %d and %d (each attempt in exactly one window)", windowed, errs, all*9/10, all*3/10)
+	if windowed != all*7/10 || errs != all*4/10 {
+		t.Fatalf("the windows hold %d values and %d errors: want %d and %d (each attempt in exactly one window)", windowed, errs, all*7/10, all*4/10)
 	}
 }
 

@@ -16,22 +16,29 @@ import (
 type Request struct {
 	Method string // GET when empty
 	Path   string // e.g. /instant?ms=10
+	// Want is what its answer must be to count as correct; the loads set it from the
+	// target's Answers before they start.
+	Want Answer
 }
 
-// Outcome is what one attempt ended with: an HTTP status, or an error kind.
+// Outcome is what one attempt ended with: a correct answer (its status, no ErrKind), a
+// wrong one (its status, and ErrStatus or ErrBody), or no answer (an ErrKind alone).
 type Outcome struct {
 	Status  int
-	ErrKind string // "" when a response came back; else one of the ErrKind constants
+	ErrKind string // "" for a correct answer; else one of the ErrKind constants
 }
 
 // Error kinds, counted separately because each points somewhere else: a timeout at a
-// starved server, a refusal at one that died, a reset at one that gave up on a connection.
+// starved server, a refusal at one that died, a reset at one that gave up on a connection,
+// a wrong status or body at one that answers fast and wrong.
 const (
 	ErrTimeout = "timeout"
 	ErrRefused = "refused"
 	ErrReset   = "reset"
 	ErrClosed  = "closed"
 	ErrOther   = "other"
+	ErrStatus  = "status" // an answer of another status than the request's Want
+	ErrBody    = "body"   // an answer whose body is not the length its Want fixes
 )
 
 // A Doer performs one request, for DoerDriver: tests drive it with fakes, and with the
@@ -82,7 +89,8 @@ func (d *HTTPDoer) Do(ctx context.Context, r Request, timeout time.Duration) Out
 	if err := d.client.DoTimeout(req, resp, timeout); err != nil {
 		return Outcome{ErrKind: ErrKindOf(err)}
 	}
-	return Outcome{Status: resp.StatusCode()}
+	status := resp.StatusCode()
+	return Outcome{Status: status, ErrKind: r.Want.Check(status, int64(len(resp.Body())))}
 }
 
 // CloseIdle drops the pooled connections.

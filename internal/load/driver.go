@@ -53,7 +53,8 @@ func (d DoerDriver) Closed(ctx context.Context, c ClosedLoop, deadline time.Time
 				}
 				out := d.Doer.Do(ctx, c.Request, c.Timeout)
 				rec.Record(c.Tag, sent, sent, time.Now(), out, time.Duration(1<<62))
-				if out.ErrKind != "" && out.ErrKind != ErrTimeout {
+				if out.Status == 0 && out.ErrKind != "" && out.ErrKind != ErrTimeout {
+					// No answer at all: a wrong answer is a live server's, sent again at once.
 					time.Sleep(backoffAfterFailure)
 				}
 			}

@@ -31,6 +31,17 @@ type Target struct {
 	// Start is when the load is to begin, agreed among the agents that share it: an open
 	// loop's schedule counts from it, a closed loop's time bound too. Zero: at once.
 	Start time.Time
+	// Answers are what the target's answers must be to count as correct, learned ahead of
+	// the load where they can be (agent.RunJob); nil: the load learns them itself.
+	Answers *Answers
+}
+
+// answers are the target's answers, or new ones to learn when none were given.
+func (t Target) answers() *Answers {
+	if t.Answers != nil {
+		return t.Answers
+	}
+	return NewAnswers(t.Addr)
 }
 
 // StartOf is the target's agreed start, or now when none was agreed.

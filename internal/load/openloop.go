@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/arena-lab/arena/internal/results"
@@ -51,6 +52,13 @@ func (o OpenLoop) Run(ctx context.Context, target Target, rec *Recorder) (result
 	lateAfter := o.LateAfter
 	if lateAfter <= 0 {
 		lateAfter = time.Millisecond
+	}
+	// The answers are learned before the schedule starts: ahead of the agreed start where
+	// the load runs from an agent (agent.RunJob), else before now is taken as the start.
+	answers := target.answers()
+	o.Streams = slices.Clone(o.Streams)
+	for i, s := range o.Streams {
+		o.Streams[i].Request = answers.For(ctx, s.Request, o.Timeout)
 	}
 	// The schedule begins with the load, not with the recorder's clock: the cell starts that
 	// clock before setting up its probes, and a schedule counted from there would send its

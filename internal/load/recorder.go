@@ -78,9 +78,10 @@ func (r *Recorder) Schedule(tag string, hits int64) {
 }
 
 // Record adds one attempt. intended is when the schedule meant it to leave, sent when it
-// left, done when it ended. Responses of any status and timeouts enter the histograms
-// (a timeout at the time it waited: leaving it out would flatter a starved server);
-// refused and reset connections are counted but have no latency worth the name.
+// left, done when it ended. Correct answers and timeouts enter the histograms (a timeout at
+// the time it waited: leaving it out would flatter a starved server); a wrong answer (a
+// status outside 2xx, or out.ErrKind ErrStatus or ErrBody) is counted as an error and under
+// its status, and like a refused or reset connection has no latency worth the name.
 func (r *Recorder) Record(tag string, intended, sent, done time.Time, out Outcome, lateAfter time.Duration) {
 	t := r.tag(tag)
 	t.mu.Lock()

@@ -12,27 +12,33 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
+// A correct answer completes and has a latency; a wrong one (a 404, a 200 of the wrong
+// length) is an error under its status, as a refusal is, and has none; a timeout is an
+// error at the time it waited.
 func TestRecorderCountsStatusErrorsAndTimeouts(t *testing.T) {
 	start := time.Unix(1000, 0)
 	rec := NewRecorder(start, nil)
 	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	rec.Record("a", at(0), at(0), at(10), Outcome{Status: 200}, time.Millisecond)
 	rec.Record("a", at(0), at(5), at(20), Outcome{Status: 404}, time.Millisecond)
+	rec.Record("a", at(0), at(0), at(2), Outcome{Status: 200, ErrKind: ErrBody}, time.Millisecond)
+	rec.Record("a", at(0), at(0), at(3), Outcome{Status: 503, ErrKind: ErrStatus}, time.Millisecond)
 	rec.Record("a", at(0), at(0), at(60000), Outcome{ErrKind: ErrTimeout}, time.Millisecond)
 	rec.Record("a", at(0), at(0), at(1), Outcome{ErrKind: ErrRefused}, time.Millisecond)
 	r := rec.Results()[0]
-	if r.Sent != 4 || r.Completed != 2 || r.Status["2xx"] != 1 || r.Status["4xx"] != 1 {
-		t.Fatalf("counts %+v", r.TagStats)
+	if r.Sent != 6 || r.Completed != 1 || r.Status["2xx"] != 2 || r.Status["4xx"] != 1 || r.Status["5xx"] != 1 {
+		t.Fatalf("counts %+v: want 6 sent, 1 completed, every status that came back counted", r.TagStats)
 	}
-	if r.Errors[ErrTimeout] != 1 || r.Errors[ErrRefused] != 1 || r.Late != 1 || r.MaxLateMs != 5 {
+	if r.Errors[ErrStatus] != 2 || r.Errors[ErrBody] != 1 || r.Errors[ErrTimeout] != 1 || r.Errors[ErrRefused] != 1 || r.Late != 1 || r.MaxLateMs != 5 {
 		t.Fatalf("errors/late %+v", r.TagStats)
 	}
-	// The timeout is in the histogram at the time it waited; the refusal is not.
-	if r.Response.TotalCount() != 3 || r.Response.Max() < int64(59*time.Second) {
+	// The correct answer and the timeout are in the histograms, the timeout at the time it
+	// waited; the wrong answers and the refusal are not.
+	if r.Response.TotalCount() != 2 || r.Response.Max() < int64(59*time.Second) {
 		t.Fatalf("histogram count %d max %d", r.Response.TotalCount(), r.Response.Max())
 	}
-	if got := time.Duration(r.Service.ValueAtQuantile(50)); got < 14*time.Millisecond || got > 16*time.Millisecond {
-		t.Fatalf("service p50 %v; want 15ms", got)
+	if got := time.Duration(r.Service.Min()); got < 9*time.Millisecond || got > 11*time.Millisecond {
+		t.Fatalf("service min %v; want the correct answer's 10ms", got)
 	}
 }
 
@@ -76,7 +82,8 @@ func TestRotateBuildsTimelineAndHlog(t *testing.T) {
 	if err := rec.Rotate(start.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	rec.Record("instant", start, start, start.Add(4*time.Millisecond), Outcome{Status: 500}, time.Millisecond)
+	rec.Record("instant", start, start, start.Add(4*time.Millisecond), Outcome{Status: 200}, time.Millisecond)
+	rec.Record("instant", start, start, start.Add(time.Millisecond), Outcome{Status: 500}, time.Millisecond)
 	if err := rec.Rotate(start.Add(2 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +91,7 @@ func TestRotateBuildsTimelineAndHlog(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl := rec.Results()[0].Timeline
-	if len(tl) != 2 || tl[0].Count != 1 || tl[1].Errors != 1 || tl[1].T != 2 {
+	if len(tl) != 2 || tl[0].Count != 1 || tl[0].Errors != 0 || tl[1].Count != 1 || tl[1].Errors != 1 || tl[1].T != 2 {
 		t.Fatalf("timeline %+v", tl)
 	}
 	raw, _ := os.ReadFile(filepath.Join(dir, "x.hlog"))

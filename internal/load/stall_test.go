@@ -134,6 +134,9 @@ func TestOpenLoopUnboundedSendsOnTimeAndCountsErrors(t *testing.T) {
 	if s := res["slow"]; s.Sent != 50 || s.Status["5xx"] != 50 || s.Late > 2 {
 		t.Fatalf("slow: sent %d, 5xx %d, late %d; want 50, 50, ~0", s.Sent, s.Status["5xx"], s.Late)
 	}
+	if s := res["slow"]; s.Completed != 0 || s.Errors[ErrStatus] != 50 || s.Response.TotalCount() != 0 {
+		t.Fatalf("slow: completed %d, status errors %d, latencies %d; want a 503 an error, never an answer", s.Completed, s.Errors[ErrStatus], s.Response.TotalCount())
+	}
 	if b := res["bad"]; b.Errors[ErrRefused] != 10 || b.Response.TotalCount() != 0 {
 		t.Fatalf("bad: refused %d, latencies %d; want 10 refused and none timed", b.Errors[ErrRefused], b.Response.TotalCount())
 	}

@@ -97,6 +97,7 @@ func (s Steady) measured(d time.Duration) ClosedLoop {
 // Run warms up, then measures into rec. The warm-up windows record into recorders of their
 // own, so nothing of them reaches the cell's figures.
 func (s Steady) Run(ctx context.Context, target Target, rec *Recorder) (results.Figures, error) {
+	target.Answers = target.answers() // learned once, by the first window, for every loop after it
 	f := s.warm(ctx, target)
 	// A closed loop stops at its recorder's start plus its Duration, and rec started with
 	// the drive, before the warm-up: the measurement's end is counted from there.

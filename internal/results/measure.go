@@ -29,8 +29,8 @@ func NewHistogram() *hdrhistogram.Histogram {
 // Window summarises one interval of a tag's responses, by completion time.
 type Window struct {
 	T      float64 `json:"t"`      // seconds since the run started, at the window's end
-	Count  int64   `json:"count"`  // responses completed in the window
-	Errors int64   `json:"errors"` // transport errors and non-2xx in the window
+	Count  int64   `json:"count"`  // correct answers completed in the window
+	Errors int64   `json:"errors"` // attempts that ended in the window without a correct answer
 	P50    float64 `json:"p50_ms"`
 	P90    float64 `json:"p90_ms"`
 	P99    float64 `json:"p99_ms"`
@@ -50,15 +50,25 @@ type TagStats struct {
 	Tag       string  `json:"tag"`
 	Scheduled int64   `json:"scheduled"` // hits the schedule intended (open loop)
 	Sent      int64   `json:"sent"`
-	Completed int64   `json:"completed"` // responses with any status
+	Completed int64   `json:"completed"` // correct answers: the status and body length the request wants (load.Answer)
 	Late      int64   `json:"late"`      // sends later than LateAfter past their intended time
 	MaxLateMs float64 `json:"max_late_ms"`
 	// ClientLate are the hits the client itself took up later than LateAfter past their
 	// intended time (its loop or pacer behind), whether they then left at once or waited
 	// for a free connection of a bounded stream: the part of Late that is the client's.
 	ClientLate int64            `json:"client_late,omitempty"`
-	Status     map[string]int64 `json:"status"` // "2xx", "4xx", …
-	Errors     map[string]int64 `json:"errors"` // transport errors by kind
+	Status     map[string]int64 `json:"status"` // every answer received by class, correct or not: "2xx", "4xx", …
+	Errors     map[string]int64 `json:"errors"` // attempts without a correct answer by kind: a wrong status or body, a timeout, a transport error
+}
+
+// Failed counts the attempts that got no correct answer, every kind together: a wrong
+// status or body, a timeout, a refused, reset or closed connection.
+func (t TagStats) Failed() int64 {
+	var n int64
+	for _, e := range t.Errors {
+		n += e
+	}
+	return n
 }
 
 // Sample is a process tree at one instant; rates cover the period since the last sample.

@@ -12,12 +12,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/arena-lab/arena/internal/downstream"
+	"github.com/arena-lab/arena/internal/load"
 )
 
 // Version names the check list. A verify stamp of another version is not trusted, so that a
@@ -162,27 +162,8 @@ func exactly(want string) func([]byte) error {
 	}
 }
 
-func jsonEqual(want []byte) func([]byte) error {
-	return func(b []byte) error {
-		var got, exp any
-		if err := json.Unmarshal(b, &got); err != nil {
-			return fmt.Errorf("body %q is not JSON: %v", clip(b), err)
-		}
-		_ = json.Unmarshal(want, &exp)
-		if !reflect.DeepEqual(got, exp) {
-			return fmt.Errorf("body %s, want %s", clip(b), want)
-		}
-		return nil
-	}
-}
-
-func statusUP(b []byte) error {
-	var v struct{ Status string }
-	if err := json.Unmarshal(b, &v); err != nil || v.Status != "UP" {
-		return fmt.Errorf(`body %q, want {"status":"UP"}`, clip(b))
-	}
-	return nil
-}
+// The JSON bodies' meaning is load's (load.SameJSON, load.StatusUP): the loads learn each
+// contender's bytes for it from one answer checked the same way.
 
 func errorBody(b []byte) error {
 	var v map[string]any
@@ -209,17 +190,17 @@ func bad(name, path string, status int) request {
 // selfChecks need no downstream but the contender itself (DOWNSTREAM_URL unset).
 func selfChecks() []request {
 	return []request{
-		{name: "liveness probe", path: "/actuator/health/liveness", status: 200, ctype: anyJSON, body: statusUP},
-		{name: "readiness probe", path: "/actuator/health/readiness", status: 200, ctype: anyJSON, body: statusUP},
+		{name: "liveness probe", path: "/actuator/health/liveness", status: 200, ctype: anyJSON, body: load.StatusUP},
+		{name: "readiness probe", path: "/actuator/health/readiness", status: 200, ctype: anyJSON, body: load.StatusUP},
 		{name: "/instant", path: "/instant", status: 200, ctype: textPlain, body: exactly("INSTANT"), maxTook: time.Second},
 		{name: "/delayed?ms=300 waits 300 ms", path: "/delayed?ms=300", status: 200, ctype: textPlain, body: exactly("DELAYED"), minTook: 290 * time.Millisecond, maxTook: 3 * time.Second},
 		{name: "/delayed?ms=0", path: "/delayed?ms=0", status: 200, ctype: textPlain, body: exactly("DELAYED"), maxTook: time.Second},
 		{name: "/sleep waits 100 ms by default", path: "/sleep", status: 200, ctype: textPlain, body: exactly("SLEPT"), minTook: 95 * time.Millisecond, maxTook: 2 * time.Second},
 		{name: "/sleep?ms=250", path: "/sleep?ms=250", status: 200, ctype: textPlain, body: exactly("SLEPT"), minTook: 240 * time.Millisecond, maxTook: 3 * time.Second},
-		{name: "/resources/data1.json", path: "/resources/data1.json", status: 200, ctype: appJSON, body: jsonEqual(downstream.Data1)},
-		{name: "/resources/data2.json", path: "/resources/data2.json", status: 200, ctype: appJSON, body: jsonEqual(downstream.Data2)},
-		{name: "/data/1 through itself", path: "/data/1", status: 200, ctype: appJSON, body: jsonEqual(downstream.Data1)},
-		{name: "/data/2 through itself", path: "/data/2", status: 200, ctype: appJSON, body: jsonEqual(downstream.Data2)},
+		{name: "/resources/data1.json", path: "/resources/data1.json", status: 200, ctype: appJSON, body: load.SameJSON(downstream.Data1)},
+		{name: "/resources/data2.json", path: "/resources/data2.json", status: 200, ctype: appJSON, body: load.SameJSON(downstream.Data2)},
+		{name: "/data/1 through itself", path: "/data/1", status: 200, ctype: appJSON, body: load.SameJSON(downstream.Data1)},
+		{name: "/data/2 through itself", path: "/data/2", status: 200, ctype: appJSON, body: load.SameJSON(downstream.Data2)},
 		bad("/data/3: downstream 404 → 404", "/data/3", 404),
 		bad("/data/abc → 400", "/data/abc", 400),
 		bad("/data/1.5 → 400", "/data/1.5", 400),
@@ -237,8 +218,8 @@ func selfChecks() []request {
 // downstreamChecks need the lab's downstream as DOWNSTREAM_URL.
 func downstreamChecks() []request {
 	return []request{
-		{name: "/data/1 through the downstream", path: "/data/1", status: 200, ctype: appJSON, body: jsonEqual(downstream.Data1)},
-		{name: "/data/2 through the downstream", path: "/data/2", status: 200, ctype: appJSON, body: jsonEqual(downstream.Data2)},
+		{name: "/data/1 through the downstream", path: "/data/1", status: 200, ctype: appJSON, body: load.SameJSON(downstream.Data1)},
+		{name: "/data/2 through the downstream", path: "/data/2", status: 200, ctype: appJSON, body: load.SameJSON(downstream.Data2)},
 		bad("/data/3: downstream 404 → 404", "/data/3", 404),
 		bad(fmt.Sprintf("/data/%d: downstream 500 → 502", downstream.FailingID), fmt.Sprintf("/data/%d", downstream.FailingID), 502),
 		bad(fmt.Sprintf("/data/%d: downstream answers malformed JSON → 502", downstream.MalformedID), fmt.Sprintf("/data/%d", downstream.MalformedID), 502),

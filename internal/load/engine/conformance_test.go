@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/downstream"
 	"github.com/arena-lab/arena/internal/load"
 )
 
@@ -87,10 +88,17 @@ func run(t *testing.T, d load.Driver, l load.Load) load.TagResult {
 
 func runTags(t *testing.T, d load.Driver, l load.Load) []load.TagResult {
 	t.Helper()
+	return runTarget(t, load.Target{Driver: d}, l)
+}
+
+// runTarget runs l on target: with its Addr, the load learns the answers of the
+// contract's JSON paths from it.
+func runTarget(t *testing.T, target load.Target, l load.Load) []load.TagResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runBound+time.Second)
 	defer cancel()
 	rec := load.NewRecorder(time.Now(), nil)
-	if _, err := l.Run(ctx, load.Target{Driver: d}, rec); err != nil {
+	if _, err := l.Run(ctx, target, rec); err != nil {
 		t.Fatal(err)
 	}
 	if ctx.Err() != nil {
@@ -101,7 +109,9 @@ func runTags(t *testing.T, d load.Driver, l load.Load) []load.TagResult {
 
 type counts map[string]int64
 
-// wantCounts checks what a run sent, completed, and counted by status class and error kind.
+// wantCounts checks what a run sent, completed, and counted by status class and error kind:
+// every answer under its status, the wrong ones among the errors too (status, body), the
+// right ones completed.
 func wantCounts(t *testing.T, r load.TagResult, sent int64, status, errs counts) {
 	t.Helper()
 	nonzero := func(m map[string]int64) counts {
@@ -113,7 +123,7 @@ func wantCounts(t *testing.T, r load.TagResult, sent int64, status, errs counts)
 		}
 		return out
 	}
-	var completed int64
+	completed := -errs["status"] - errs["body"]
 	for _, n := range status {
 		completed += n
 	}
@@ -121,6 +131,15 @@ func wantCounts(t *testing.T, r load.TagResult, sent int64, status, errs counts)
 		t.Errorf("sent %d completed %d status %v errors %v; want sent %d completed %d status %v errors %v",
 			r.Sent, r.Completed, r.Status, r.Errors, sent, completed, status, errs)
 	}
+}
+
+// statusErrors are n status errors when class is not 2xx: a path outside the contract wants
+// any 2xx.
+func statusErrors(class string, n int64) counts {
+	if class == "2xx" {
+		return nil
+	}
+	return counts{"status": n}
 }
 
 // healthy is a net/http server with the bodies the engine must frame.
@@ -237,7 +256,7 @@ func TestEngineFramesRawAnswersAsTheReferenceDoes(t *testing.T) {
 		{"interim 100 and the answer in one write", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false, "2xx"},
 		{"chunks with extensions and a trailer", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-Trailer: yes\r\n\r\n", false, "2xx"},
 		{"204", "HTTP/1.1 204 No Content\r\n\r\n", false, "2xx"},
-		{"304 with the representation's length", "HTTP/1.1 304 Not Modified\r\nContent-Length: 1000\r\n\r\n", false, "3xx"},
+		{"304 with the representation's length", "HTTP/1.1 304 Not Modified\r\nContent-Length: 1000\r\n\r\n", false, "3xx"}, // not 2xx: a status error
 		{"http/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", false, "2xx"},
 		{"http/1.0, then close", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", true, "2xx"},
 		{"body until close", "HTTP/1.1 200 OK\r\n\r\n" + strings.Repeat("u", 100_000), true, "2xx"},
@@ -252,9 +271,9 @@ func TestEngineFramesRawAnswersAsTheReferenceDoes(t *testing.T) {
 		for _, d := range driversUnderTest {
 			t.Run(d.name+"/"+c.name, func(t *testing.T) {
 				r := runClosed(t, d.make(t, addr, 4), load.ClosedLoop{Connections: 4, Requests: 101, Request: load.Request{Path: "/"}, Timeout: 500 * time.Millisecond})
-				wantCounts(t, r, 101, counts{c.class: 101}, nil)
+				wantCounts(t, r, 101, counts{c.class: 101}, statusErrors(c.class, 101))
 				o := runOpen(t, d.make(t, addr, 2), load.Stream{Request: load.Request{Path: "/"}, Pacer: load.PerSecond(500), Connections: 2}, 100*time.Millisecond, 500*time.Millisecond)
-				wantCounts(t, o, 50, counts{c.class: 50}, nil)
+				wantCounts(t, o, 50, counts{c.class: 50}, statusErrors(c.class, 50))
 			})
 		}
 	}
@@ -304,7 +323,7 @@ func TestEngineCarriesSeveralStreamsAsTheReferenceDoes(t *testing.T) {
 				if r.Scheduled != w.hits {
 					t.Errorf("%s: scheduled %d; want %d", r.Tag, r.Scheduled, w.hits)
 				}
-				wantCounts(t, r, w.hits, counts{w.class: w.hits}, nil)
+				wantCounts(t, r, w.hits, counts{w.class: w.hits}, statusErrors(w.class, w.hits))
 			}
 		})
 	}
@@ -335,9 +354,12 @@ func TestEngineCountsStatusClassesAsTheReferenceDoes(t *testing.T) {
 				class string
 			}{{"/status/404", "4xx"}, {"/status/500", "5xx"}, {"/status/302", "3xx"}} {
 				r := runClosed(t, d.make(t, addr, 4), load.ClosedLoop{Request: load.Request{Path: c.path}, Connections: 4, Requests: 200})
-				wantCounts(t, r, 200, counts{c.class: 200}, nil)
+				wantCounts(t, r, 200, counts{c.class: 200}, counts{"status": 200})
+				if r.Response.TotalCount() != 0 {
+					t.Errorf("%d %s answers in the latency histogram", r.Response.TotalCount(), c.class)
+				}
 				o := runOpen(t, d.make(t, addr, 0), load.Stream{Request: load.Request{Path: c.path}, Pacer: load.PerSecond(200)}, 150*time.Millisecond, 0)
-				wantCounts(t, o, 30, counts{c.class: 30}, nil)
+				wantCounts(t, o, 30, counts{c.class: 30}, counts{"status": 30})
 			}
 		})
 	}
@@ -728,6 +750,127 @@ func TestEngineMeasuresABacklogFromIntendedTimesAsTheReferenceDoes(t *testing.T)
 				t.Errorf("%d of %d late hits counted as the client's own; they waited for a connection", r.ClientLate, r.Late)
 			}
 			t.Logf("late %d/%d, response p99 %v, service p99 %v", r.Late, hits, resp, svc)
+		})
+	}
+}
+
+// rawAnswers serves every request with answer (HTTP/1.1 framing as given), closing the
+// connection after each when closes.
+func rawAnswers(t *testing.T, answer string, closes bool) string {
+	return rawServer(t, func(c *net.TCPConn, br *bufio.Reader) {
+		for readRequest(br) == nil {
+			if _, err := io.WriteString(c, answer); err != nil || closes {
+				return
+			}
+		}
+	})
+}
+
+// A path of the contract wants its answer: 200 and the body's length. The right answer,
+// whatever its framing, completes; a fast 503, an empty 200, a short body, chunks or a body
+// until close of the wrong length are each counted under their status and as the error
+// they are, and none is in the latency.
+func TestEngineClassifiesTheContractsAnswersAsTheReferenceDoes(t *testing.T) {
+	ok := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+	for _, c := range []struct {
+		name, path, answer string
+		closes             bool
+		class, err         string
+	}{
+		{"INSTANT", "/instant", ok + "Content-Length: 7\r\n\r\nINSTANT", false, "2xx", ""},
+		{"INSTANT in chunks", "/instant", ok + "Transfer-Encoding: chunked\r\n\r\n3\r\nINS\r\n4\r\nTANT\r\n0\r\n\r\n", false, "2xx", ""},
+		{"INSTANT until close", "/instant", ok + "\r\nINSTANT", true, "2xx", ""},
+		{"SLEPT, a query on the path", "/sleep?ms=1", ok + "Content-Length: 5\r\n\r\nSLEPT", false, "2xx", ""},
+		{"a fast 503", "/instant", "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 7\r\n\r\nINSTANT", false, "5xx", "status"},
+		{"201, not the contract's 200", "/instant", "HTTP/1.1 201 Created\r\nContent-Length: 7\r\n\r\nINSTANT", false, "2xx", "status"},
+		{"an empty 200", "/instant", ok + "Content-Length: 0\r\n\r\n", false, "2xx", "body"},
+		{"a short body", "/delayed?ms=0", ok + "Content-Length: 3\r\n\r\nDEL", false, "2xx", "body"},
+		{"chunks of the wrong length", "/instant", ok + "Transfer-Encoding: chunked\r\n\r\n3\r\nINS\r\n3\r\nTAN\r\n0\r\n\r\n", false, "2xx", "body"},
+		{"a body until close of the wrong length", "/instant", ok + "\r\nINSTANT!", true, "2xx", "body"},
+		{"another path's answer", "/sleep", ok + "Content-Length: 7\r\n\r\nINSTANT", false, "2xx", "body"},
+	} {
+		addr := rawAnswers(t, c.answer, c.closes)
+		errs := counts{}
+		if c.err != "" {
+			errs[c.err] = 1
+		}
+		times := func(n int64) counts {
+			out := counts{}
+			for k, v := range errs {
+				out[k] = v * n
+			}
+			return out
+		}
+		for _, d := range driversUnderTest {
+			t.Run(d.name+"/"+c.name, func(t *testing.T) {
+				req := load.Request{Path: c.path}
+				r := runClosed(t, d.make(t, addr, 4), load.ClosedLoop{Connections: 4, Requests: 101, Request: req, Timeout: 500 * time.Millisecond})
+				wantCounts(t, r, 101, counts{c.class: 101}, times(101))
+				o := runOpen(t, d.make(t, addr, 2), load.Stream{Request: req, Pacer: load.PerSecond(500), Connections: 2}, 100*time.Millisecond, 500*time.Millisecond)
+				wantCounts(t, o, 50, counts{c.class: 50}, times(50))
+				for _, x := range []load.TagResult{r, o} {
+					if got, want := x.Response.TotalCount(), x.Completed; got != want || x.Service.TotalCount() != want {
+						t.Errorf("%d response and %d service times for %d correct answers: a wrong answer has no latency", got, x.Service.TotalCount(), want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A JSON path's bytes are each contender's: the load learns their length from one answer
+// that means the contract's document, on the target itself. Two servers that space the
+// same record differently both pass; one whose learning answer is empty fails every
+// answer, and one that answers right once and empty after fails every answer after.
+func TestEngineHoldsEachContenderToTheJSONLengthItLearned(t *testing.T) {
+	compact := string(downstream.Data1)
+	spaced := "{\n  \"id\": 1, \"value\": \"one\", \"active\": true,\n  \"props\": [\"yxc\", \"xcv\", \"xcv\"]\n}\n"
+	jsonOK := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+	sized := func(body string) string {
+		return jsonOK + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	}
+	empty := jsonOK + "Content-Length: 0\r\n\r\n"
+	for _, d := range driversUnderTest {
+		t.Run(d.name, func(t *testing.T) {
+			// Right once (the learning answer), then empty.
+			var mu sync.Mutex
+			served := 0
+			turns := rawServer(t, func(c *net.TCPConn, br *bufio.Reader) {
+				for readRequest(br) == nil {
+					mu.Lock()
+					served++
+					answer := empty
+					if served == 1 {
+						answer = sized(compact)
+					}
+					mu.Unlock()
+					if _, err := io.WriteString(c, answer); err != nil {
+						return
+					}
+				}
+			})
+			for _, c := range []struct {
+				name, addr string
+				wantErr    string
+			}{
+				{"compact, by its length", rawAnswers(t, sized(compact), false), ""},
+				{"spaced, a trailing newline, in chunks", rawAnswers(t, jsonOK+"Transfer-Encoding: chunked\r\n\r\n"+strconv.FormatInt(int64(len(spaced)), 16)+"\r\n"+spaced+"\r\n0\r\n\r\n", false), ""},
+				{"empty from the first", rawAnswers(t, empty, false), "body"},
+				{"a 502 from the first", rawAnswers(t, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n", false), "status"},
+				{"right once, then empty", turns, "body"},
+			} {
+				class := "2xx"
+				if c.wantErr == "status" {
+					class = "5xx"
+				}
+				rs := runTarget(t, load.Target{Addr: c.addr, Driver: d.make(t, c.addr, 2)},
+					load.ClosedLoop{Tag: "t", Connections: 2, Requests: 40, Request: load.Request{Path: "/data/1"}, Duration: runBound, Timeout: time.Second})
+				errs := counts{}
+				if c.wantErr != "" {
+					errs[c.wantErr] = 40
+				}
+				t.Run(c.name, func(t *testing.T) { wantCounts(t, rs[0], 40, counts{class: 40}, errs) })
+			}
 		})
 	}
 }

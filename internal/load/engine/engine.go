@@ -2,7 +2,8 @@
 // client core, each locked to its thread and pinned to its core, over non-blocking sockets
 // and its own epoll set; a request serialised once and written with one write; responses
 // parsed as they arrive (status, Content-Length, chunked, keep-alive), their bodies skipped,
-// never copied; one request in flight per connection. Each loop records into its own
+// never copied, their lengths checked against the answer the request wants (a wrong status
+// or length is an error, not a response); one request in flight per connection. Each loop records into its own
 // histograms (load.CoreRecorder), added into the shared ones once a window.
 //
 // It carries the open and closed loops of every scenario (load.Driver); load.DoerDriver over
@@ -133,7 +134,7 @@ func (e *Engine) Closed(ctx context.Context, c load.ClosedLoop, deadline time.Ti
 	e.run(ctx, min(e.loops, c.Connections), c.Timeout, func(j, n int, l *loop) {
 		l.closed = true
 		l.deadline = int64(deadline.Sub(l.base))
-		s := &stream{tag: rec.Core().Tag(c.Tag), req: req, head: c.Request.Method == "HEAD", lateAfter: time.Duration(1 << 62), budget: -1}
+		s := &stream{tag: rec.Core().Tag(c.Tag), req: req, want: c.Request.Want, head: c.Request.Method == "HEAD", lateAfter: time.Duration(1 << 62), budget: -1}
 		if c.Requests > 0 {
 			s.budget = evenPart(c.Requests, int64(j), int64(n))
 		}
@@ -164,7 +165,7 @@ func (e *Engine) Open(ctx context.Context, o load.OpenLoop, start time.Time, lat
 			if j >= m {
 				continue
 			}
-			s := &stream{tag: core.Tag(st.Tag), req: e.request(st.Request), head: st.Request.Method == "HEAD", lateAfter: lateAfter,
+			s := &stream{tag: core.Tag(st.Tag), req: e.request(st.Request), want: st.Request.Want, head: st.Request.Method == "HEAD", lateAfter: lateAfter,
 				pacer: st.Pacer, start: begin, end: begin + int64(o.Duration), due: noHit}
 			if m > 1 {
 				s.pacer = load.ShardPacer{P: st.Pacer, I: int64(j), N: int64(m)}

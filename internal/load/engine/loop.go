@@ -31,7 +31,8 @@ type conn struct {
 type stream struct {
 	tag       *load.CoreTag
 	req       []byte
-	head      bool // req is a HEAD request: its answers have no body, whatever their headers say
+	want      load.Answer // what an answer must be to count as correct
+	head      bool        // req is a HEAD request: its answers have no body, whatever their headers say
 	lateAfter time.Duration
 	// Open loop: this loop's share of the schedule from start to end (since the loop's
 	// base), the next hit and its intended time (noHit once the schedule is done), the
@@ -467,7 +468,8 @@ func (l *loop) complete(c *conn, closing bool) {
 	now := l.now()
 	l.in(c)
 	s := c.s
-	s.tag.Record(c.attempt(now, load.Outcome{Status: c.p.status}), s.lateAfter)
+	status := c.p.status
+	s.tag.Record(c.attempt(now, load.Outcome{Status: status, ErrKind: s.want.Check(status, c.p.length)}), s.lateAfter)
 	if closing {
 		l.closeConn(c)
 	}

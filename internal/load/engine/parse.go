@@ -7,12 +7,14 @@ import (
 
 // parser reads one HTTP/1.1 response at a time, fed whatever each read returned: status
 // line and headers (kept only when a read ends inside them), then the body skipped by
-// Content-Length, by chunks, or until the server closes. It keeps the status, and whether
-// the connection may carry the next request; nothing of the body is copied.
+// Content-Length, by chunks, or until the server closes. It keeps the status, the body's
+// length, and whether the connection may carry the next request; nothing of the body is
+// copied.
 type parser struct {
 	state   uint8
 	head    []byte // a head split across reads, until its blank line arrives
 	status  int
+	length  int64 // the body's length: its Content-Length, its chunks' sizes so far, or the bytes until close so far
 	remain  int64 // body or chunk bytes still to skip
 	close   bool  // the server ends the connection after this response
 	noBody  bool  // the request was HEAD: no body whatever the headers say
@@ -68,6 +70,7 @@ func (p *parser) feed(b []byte) (used int, done bool, err error) {
 		case stLength, stChunkData, stUntilClose:
 			n := int64(len(b) - used)
 			if p.state == stUntilClose {
+				p.length += n
 				return len(b), false, nil
 			}
 			if n > p.remain {
@@ -190,7 +193,7 @@ func (p *parser) parseHead(h []byte) error {
 	case chunked:
 		p.state = stChunkSize
 	case length >= 0:
-		p.remain = length
+		p.remain, p.length = length, length
 		p.state = stLength
 		if length == 0 {
 			p.state = stDone
@@ -229,6 +232,7 @@ func (p *parser) chunkByte(c byte) error {
 			return errGarbage
 		}
 		p.hexSeen = false
+		p.length += p.remain
 		if p.remain == 0 {
 			p.state, p.lineLen = stTrailer, 0
 		} else {

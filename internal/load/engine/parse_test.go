@@ -8,22 +8,23 @@ import (
 	"testing"
 )
 
-// A response the parser must frame: its bytes, the status and connection fate it must
-// report, whether it is framed by the server's close (complete only at eof), and whether
-// it answers a HEAD request.
+// A response the parser must frame: its bytes, the status, body length and connection fate
+// it must report, whether it is framed by the server's close (complete only at eof), and
+// whether it answers a HEAD request.
 type framed struct {
 	name       string
 	raw        string
 	status     int
+	length     int64
 	close      bool
 	untilClose bool
 	head       bool
 }
 
 var framedResponses = []framed{
-	{name: "content-length", raw: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world", status: 200},
+	{name: "content-length", raw: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world", status: 200, length: 11},
 	{name: "zero length", raw: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", status: 200},
-	{name: "length header in odd case and spacing", raw: "HTTP/1.1 201 Created\r\ncOnTeNt-LeNgTh:   3  \r\n\r\nabc", status: 201},
+	{name: "length header in odd case and spacing", raw: "HTTP/1.1 201 Created\r\ncOnTeNt-LeNgTh:   3  \r\n\r\nabc", status: 201, length: 3},
 	{name: "chunked",
 		raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
 			"5\r\nhello\r\n" +
@@ -31,21 +32,21 @@ var framedResponses = []framed{
 			"A\r\n0123456789\r\n" + // upper-case hex
 			"1f;name=\"quoted\";x\r\n" + strings.Repeat("z", 31) + "\r\n" +
 			"0\r\nX-Trailer: yes\r\nX-Other: also\r\n\r\n", // trailers
-		status: 200},
-	{name: "chunked, no trailer", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", status: 200},
-	{name: "chunked wins over a content-length", raw: "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", status: 200},
-	{name: "connection close with length", raw: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", status: 200, close: true},
-	{name: "http/1.0", raw: "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", status: 200, close: true},
-	{name: "http/1.0 keep-alive", raw: "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok", status: 200},
-	{name: "until close", raw: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nthe body runs until the server closes", status: 200, close: true, untilClose: true},
+		status: 200, length: 47},
+	{name: "chunked, no trailer", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", status: 200, length: 3},
+	{name: "chunked wins over a content-length", raw: "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", status: 200, length: 3},
+	{name: "connection close with length", raw: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", status: 200, length: 2, close: true},
+	{name: "http/1.0", raw: "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", status: 200, length: 2, close: true},
+	{name: "http/1.0 keep-alive", raw: "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok", status: 200, length: 2},
+	{name: "until close", raw: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nthe body runs until the server closes", status: 200, length: 37, close: true, untilClose: true},
 	{name: "204", raw: "HTTP/1.1 204 No Content\r\nDate: x\r\n\r\n", status: 204},
 	{name: "304 with the representation's length", raw: "HTTP/1.1 304 Not Modified\r\nContent-Length: 1234\r\n\r\n", status: 304},
-	{name: "100 continue then 200", raw: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody", status: 200},
-	{name: "interim then close", raw: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx", status: 404, close: true},
+	{name: "100 continue then 200", raw: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody", status: 200, length: 4},
+	{name: "interim then close", raw: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx", status: 404, length: 1, close: true},
 	{name: "head with a length", raw: "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n", status: 200, head: true},
 	{name: "head, chunked", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", status: 200, head: true},
-	{name: "500", raw: "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\n\r\nbad", status: 500},
-	{name: "no reason phrase", raw: "HTTP/1.1 200\r\nContent-Length: 1\r\n\r\n.", status: 200},
+	{name: "500", raw: "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\n\r\nbad", status: 500, length: 3},
+	{name: "no reason phrase", raw: "HTTP/1.1 200\r\nContent-Length: 1\r\n\r\n.", status: 200, length: 1},
 }
 
 // feedAll feeds parts in order, as reads would deliver them, and checks that the parser
@@ -75,8 +76,8 @@ func feedAll(t *testing.T, r framed, parts [][]byte) {
 	if got := p.eof(); got != r.untilClose {
 		t.Fatalf("eof() = %v: a close would %s the response", got, map[bool]string{true: "complete", false: "not complete"}[got])
 	}
-	if p.status != r.status || p.close != r.close {
-		t.Fatalf("status %d close %v; want %d %v", p.status, p.close, r.status, r.close)
+	if p.status != r.status || p.close != r.close || p.length != r.length {
+		t.Fatalf("status %d length %d close %v; want %d %d %v", p.status, p.length, p.close, r.status, r.length, r.close)
 	}
 }
 
