@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/agent"
+	"github.com/arena-lab/arena/internal/launch"
 	"github.com/arena-lab/arena/internal/netns"
 	"github.com/arena-lab/arena/internal/results"
 )
@@ -272,4 +280,127 @@ func noNewAgentFolders(t *testing.T, before map[string]bool) {
 			t.Errorf("%s is left on a host", p)
 		}
 	}
+}
+
+// Agents on simulated hosts, started over SSH as a run starts them, answer only their
+// coordinator (issue 22): a call without the run's secret, or with another, gets 401, hello
+// included; a job aimed at another host, a CRLF in a path or 100,000 connections is refused
+// with a 400 before anything is sent; a load agent refuses runs; a server agent busy with its
+// coordinator's load gives another coordinator a bare 401 and its own a 409.
+func TestAgentsAnswerOnlyTheirCoordinator(t *testing.T) {
+	e2e(t)
+	netns.Require(t)
+	topo, err := netns.Up("srv", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := topo.Down(); err != nil {
+			t.Errorf("tearing the hosts down: %v", err)
+		}
+	})
+	ssh, err := topo.StartSSHD(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	folders := agentFolders(t)
+	// The contender's stand-in: a server on the coordinator's host, the one address the
+	// agents are started with.
+	ln, err := net.Listen("tcp", net.JoinHostPort(topo.GatewayIP, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(5 * time.Millisecond) }))
+	t.Cleanup(func() { ln.Close() })
+	secret, err := agent.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &launch.SSHLauncher{SSH: []string{"-F", ssh.ConfigPath}, Binary: arenaBin, Secret: secret, ServerAddress: topo.GatewayIP}
+	server := launch.ServerHost{Name: "srv", SSH: "srv", Address: topo.Host("srv").IP, CPUs: "1", LabCPUs: "0", Port: launch.DefaultPort, Root: mustAbs(t, ".")}.Agent()
+	remotes, err := l.Start(context.Background(), []launch.ClientHost{{Name: "c1", SSH: "c1", Address: topo.Host("c1").IP, CPUs: "0", Port: launch.DefaultPort}, server})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadAgent, serverAgent := "http://"+remotes[0].Addr, "http://"+remotes[1].Addr
+	other := strings.Repeat("0", len(secret))
+	for _, url := range []string{loadAgent, serverAgent} {
+		for _, s := range []string{"", other} {
+			if code, body := agentCall(t, url, "GET", "/v1/hello", s, nil); code != http.StatusUnauthorized || strings.Contains(body, "srv") || strings.Contains(body, "c1") {
+				t.Errorf("%s hello with secret %q: %d %s, want a bare 401", url, s, code, body)
+			}
+		}
+		if code, _ := agentCall(t, url, "GET", "/v1/hello", secret, nil); code != http.StatusOK {
+			t.Errorf("%s hello with the secret: %d", url, code)
+		}
+	}
+	target := ln.Addr().String()
+	job := func(mend func(j *agent.Job)) agent.Job {
+		j := agent.Job{Target: target, Parts: 1, Warmup: -1, Interval: time.Second, Start: time.Now(), Slack: time.Second,
+			Closed: &agent.ClosedJob{Tag: "x", Path: "/", Connections: 2, Duration: 4 * time.Second, Timeout: time.Second}}
+		mend(&j)
+		return j
+	}
+	for name, mend := range map[string]func(j *agent.Job){
+		"another target":      func(j *agent.Job) { j.Target = net.JoinHostPort(topo.Host("srv").IP, "22") },
+		"CRLF in the path":    func(j *agent.Job) { j.Closed.Path = "/ HTTP/1.1\r\nHost: x\r\n\r\nGET /evil" },
+		"100,000 connections": func(j *agent.Job) { j.Closed.Connections = 100_000 },
+	} {
+		if code, body := agentCall(t, loadAgent, "POST", "/v1/load", secret, job(mend)); code != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", name, code, body)
+		}
+	}
+	if code, body := agentCall(t, loadAgent, "POST", "/v1/run", secret, agent.RunRequest{ID: "x", Args: []string{"sleep"}}); code != http.StatusNotFound {
+		t.Errorf("a run on the load agent: %d %s, want 404", code, body)
+	}
+	busy := make(chan int, 1)
+	go func() {
+		code, _ := agentCall(t, serverAgent, "POST", "/v1/load", secret, job(func(*agent.Job) {}))
+		busy <- code
+	}()
+	time.Sleep(time.Second) // the server agent is under its 4-s load
+	if code, body := agentCall(t, serverAgent, "POST", "/v1/run", other, agent.RunRequest{ID: "taken", Args: []string{"sleep"}}); code != http.StatusUnauthorized || strings.Contains(body, "busy") {
+		t.Errorf("another coordinator's run on a busy server agent: %d %s, want a bare 401", code, body)
+	}
+	if code, body := agentCall(t, serverAgent, "POST", "/v1/run", secret, agent.RunRequest{ID: "second", Args: []string{"sleep"}}); code != http.StatusConflict {
+		t.Errorf("its own coordinator's run while busy: %d %s, want 409", code, body)
+	}
+	if code := <-busy; code != http.StatusOK {
+		t.Errorf("the coordinator's own load on the server agent: %d", code)
+	}
+	for _, r := range remotes {
+		if err := r.Stop(); err != nil {
+			t.Error(err)
+		}
+	}
+	onlySSHDLeft(t, topo, "after the refusals")
+	noNewAgentFolders(t, folders)
+}
+
+// agentCall sends method path to an agent with secret ("" for none) and body as JSON, and
+// returns the status and the answer.
+func agentCall(t *testing.T, url, method, path, secret string, body any) (int, string) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secret != "" {
+		req.Header.Set("Authorization", "Bearer "+secret)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
 }

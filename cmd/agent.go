@@ -1,12 +1,14 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +23,9 @@ func newAgentCmd() *cobra.Command {
 		name          string
 		exitWithStdin bool
 		runsDir       string
+		secretFile    string
+		targets       []string
+		role          string
 	)
 	cmd := &cobra.Command{
 		Use:   "agent",
@@ -34,16 +39,31 @@ As a server agent it carries out the whole run on its host, the contender's: are
 on one machine (build, verify, start pinned, probe, stop), its load from the load agents
 the coordinator names; the coordinator fetches the run's folder at the end.
 
-It speaks HTTP + JSON, protocol ` + fmt.Sprint(agent.Protocol) + ` (docs/distributed.md); a coordinator of another
-arena build refuses it. Pin it with taskset to the CPUs it may use; it reports them.
-With --exit-with-stdin it ends when its standard input closes: how an agent started over
-SSH dies with its session.`,
-		Example: `  taskset -c 0 arena agent --listen 10.0.0.2:7600
-  arena run sleep --agent-addrs 10.0.0.2:7600,10.0.0.3:7600 --server-address 10.0.0.1 --levels sleep-c800`,
+It speaks HTTP + JSON, protocol ` + fmt.Sprint(agent.Protocol) + ` (docs/distributed.md), and answers only calls
+carrying the run's secret (--secret-file, or ` + agent.SecretEnv + `; "-" reads its first line from
+stdin): without one it listens on loopback only. It sends load only to --server-address
+(loopback when not given), within bounds of its own. A load agent takes no runs: only
+--role server does, one at a time. A coordinator of another arena build refuses it. Pin it
+with taskset to the CPUs it may use; it reports them. With --exit-with-stdin it ends when
+its standard input closes: how an agent started over SSH dies with its session.`,
+		Example: `  head -c 32 /dev/urandom | xxd -p -c 64 > secret && chmod 600 secret
+  taskset -c 0 arena agent --listen 10.0.0.2:7600 --secret-file secret --server-address 10.0.0.1
+  arena run sleep --agent-addrs 10.0.0.2:7600 --agent-secret-file secret --server-address 10.0.0.1 --levels sleep-c800`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, _, err := net.SplitHostPort(listen); err != nil {
 				return fmt.Errorf("--listen %q: give host:port, e.g. 0.0.0.0:%d", listen, agent.DefaultPort)
+			}
+			stdin := bufio.NewReader(cmd.InOrStdin())
+			secret, err := readAgentSecret(secretFile, stdin)
+			if err != nil {
+				return err
+			}
+			if err := agent.CheckListen(listen, secret); err != nil {
+				return err
+			}
+			if role != "load" && role != "server" {
+				return fmt.Errorf("--role %q: give load or server", role)
 			}
 			self := agent.Self(name)
 			ln, err := net.Listen("tcp", listen)
@@ -57,16 +77,19 @@ SSH dies with its session.`,
 				root.SetArgs(append([]string{"run"}, args...))
 				root.SetOut(out)
 				root.SetErr(out)
-				return root.ExecuteContext(ctx)
+				return root.ExecuteContext(agent.WithSecret(ctx, secret))
 			}
-			as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Run: runLab, RunsDir: runsDir}
+			as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Secret: secret, Targets: targets, RunsDir: runsDir}
+			if role == "server" {
+				as.Run = runLab
+			}
 			srv := &http.Server{Handler: as.Handler(),
 				ReadHeaderTimeout: 10 * time.Second}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
 			if exitWithStdin {
 				go func() {
-					_, _ = io.Copy(io.Discard, cmd.InOrStdin())
+					_, _ = io.Copy(io.Discard, stdin)
 					cancel()
 				}()
 			}
@@ -89,6 +112,22 @@ SSH dies with its session.`,
 	f.StringVar(&listen, "listen", fmt.Sprintf("127.0.0.1:%d", agent.DefaultPort), "host:port to listen on (the coordinator must reach it)")
 	f.StringVar(&name, "name", "", "this agent's name in the results (default: the host name)")
 	f.BoolVar(&exitWithStdin, "exit-with-stdin", false, "exit when standard input closes (an agent started over SSH)")
+	f.StringVar(&secretFile, "secret-file", "", "the run's secret: a file (mode 0600) holding it, or - for the first line of stdin (default: $"+agent.SecretEnv+")")
+	f.StringSliceVar(&targets, "server-address", nil, "the server's address(es), IPs or names, the only ones this agent sends load to (default: loopback)")
+	f.StringVar(&role, "role", "load", "load (shares of loads only) or server (also carries whole runs out: the lab beside the contender)")
 	f.StringVar(&runsDir, "runs", "", "as a server agent: the folder for the runs it carries out (default: a folder under the system's temp)")
 	return cmd
+}
+
+// readAgentSecret reads the run's secret from file, from stdin's first line when file is
+// "-", or from the environment when no file is named.
+func readAgentSecret(file string, stdin *bufio.Reader) (string, error) {
+	if file != "-" {
+		return agent.ReadSecret(file)
+	}
+	line, err := stdin.ReadString('\n')
+	if err != nil && line == "" {
+		return "", fmt.Errorf("--secret-file -: no secret on stdin: %w", err)
+	}
+	return strings.TrimSpace(line), nil
 }

@@ -35,6 +35,7 @@ type agentFlags struct {
 	hosts         string
 	kubernetes    bool
 	k8s           k8s.Options
+	secretFile    string        // the secret of agents started by hand (--agent-addrs)
 	parsed        *launch.Hosts // the hosts file, once remoteRun has read it
 }
 
@@ -42,6 +43,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.IntVar(&f.inProcess, "agents", 0, "deal every load out among N load agents inside this process (the same code remote agents run), merged exactly; with --kubernetes, N load agents' pods")
 	fl.StringSliceVar(&f.addrs, "agent-addrs", nil, "drive the load from arena agents already running at these host:port addresses (see arena agent), merged exactly")
+	fl.StringVar(&f.secretFile, "agent-secret-file", "", "with --agent-addrs: the file holding the secret the agents were started with (default: $"+agent.SecretEnv+")")
 	fl.StringVar(&f.serverAddress, "server-address", "", "with --agent-addrs: this host's address the agents reach the contender on (given to it as BIND_ADDRESS)")
 	fl.BoolVar(&f.kubernetes, "kubernetes", false, "carry the run out on Kubernetes, in the current kube context: a server agent's pod and --agents load agents as an Indexed Job (docs/distributed.md)")
 	registerPlacement(fl, &f.k8s, "with --kubernetes: ")
@@ -85,11 +87,10 @@ func (f *agentFlags) overSSH(ctx context.Context, l *lab.Lab, stderr io.Writer) 
 			return nil, nothing, fmt.Errorf("%s: server cpus: %w", f.hosts, err)
 		}
 	}
-	bin, err := os.Executable()
+	launcher, err := sshLauncher(hosts, stderr)
 	if err != nil {
 		return nil, nothing, err
 	}
-	launcher := &launch.SSHLauncher{SSH: hosts.SSHArgs(), Binary: bin, Stderr: stderr}
 	remotes, err := startAgents(ctx, launcher, hosts.Clients)
 	if err != nil {
 		return nil, nothing, err
@@ -99,7 +100,7 @@ func (f *agentFlags) overSSH(ctx context.Context, l *lab.Lab, stderr io.Writer) 
 	for _, r := range remotes {
 		addrs = append(addrs, r.Addr)
 	}
-	a, err := dialAgents(ctx, l, addrs, hosts.Server.Address, "ssh")
+	a, err := dialAgents(ctx, l, addrs, hosts.Server.Address, launcher.Secret, "ssh")
 	if err != nil {
 		stop()
 		return nil, nothing, err
@@ -135,20 +136,29 @@ func (f *agentFlags) local(ctx context.Context, l *lab.Lab) (*lab.Agents, error)
 		if err := checkLocalAddress(f.serverAddress); err != nil {
 			return nil, fmt.Errorf("--server-address: %w", err)
 		}
-		return dialAgents(ctx, l, f.addrs, f.serverAddress, "agents")
+		// A server agent's run has its coordinator's secret; a run typed by hand names it.
+		secret := agent.SecretOf(ctx)
+		if secret == "" {
+			var err error
+			if secret, err = agent.ReadSecret(f.secretFile); err != nil {
+				return nil, err
+			}
+		}
+		return dialAgents(ctx, l, f.addrs, f.serverAddress, secret, "agents")
 	}
 	return nil, nil
 }
 
-// dialAgents greets agents already running at addrs and records them in the topology.
-func dialAgents(ctx context.Context, l *lab.Lab, addrs []string, serverAddress, launcher string) (*lab.Agents, error) {
+// dialAgents greets agents already running at addrs, with the run's secret, and records them
+// in the topology.
+func dialAgents(ctx context.Context, l *lab.Lab, addrs []string, serverAddress, secret, launcher string) (*lab.Agents, error) {
 	fleet := &agent.Fleet{}
 	topo := results.Topology{Launcher: launcher, Server: results.TopoHost{Name: "server", Host: serverAddress, CPUs: lab.FormatCPUs(l.ServerCPUs)}}
 	for _, addr := range addrs {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			return nil, fmt.Errorf("agent address %q: give host:port", addr)
 		}
-		r, err := agent.Dial(ctx, addr)
+		r, err := agent.Dial(ctx, addr, secret)
 		if err != nil {
 			return nil, err
 		}
@@ -224,18 +234,17 @@ func (f *agentFlags) place(ctx context.Context, stderr io.Writer) (*remote, erro
 // overSSH starts a load agent on every client host and the server agent (the lab, in the
 // host's root) on the server host.
 func overSSH(ctx context.Context, hosts *launch.Hosts, stderr io.Writer) (*remote, error) {
-	bin, err := os.Executable()
+	launcher, err := sshLauncher(hosts, stderr)
 	if err != nil {
 		return nil, err
 	}
-	launcher := &launch.SSHLauncher{SSH: hosts.SSHArgs(), Binary: bin, Stderr: stderr}
 	all := append(append([]launch.ClientHost{}, hosts.Clients...), hosts.Server.Agent())
 	remotes, err := startAgents(ctx, launcher, all)
 	if err != nil {
 		return nil, err
 	}
 	stop := func() { stopAgents(remotes, stderr) }
-	server, err := agent.Dial(ctx, remotes[len(remotes)-1].Addr)
+	server, err := agent.Dial(ctx, remotes[len(remotes)-1].Addr, launcher.Secret)
 	if err != nil {
 		stop()
 		return nil, err
@@ -246,6 +255,20 @@ func overSSH(ctx context.Context, hosts *launch.Hosts, stderr io.Writer) (*remot
 		rm.loadAddrs = append(rm.loadAddrs, r.Addr)
 	}
 	return rm, nil
+}
+
+// sshLauncher starts this binary's agents on hosts with a secret made for the run, held to
+// the server host's address.
+func sshLauncher(hosts *launch.Hosts, stderr io.Writer) (*launch.SSHLauncher, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	secret, err := agent.NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	return &launch.SSHLauncher{SSH: hosts.SSHArgs(), Binary: bin, Stderr: stderr, Secret: secret, ServerAddress: hosts.Server.Address}, nil
 }
 
 // stopAgents stops agents started over SSH, saying which could not be cleaned up.
@@ -298,6 +321,12 @@ func (f *agentFlags) onKubernetes(ctx context.Context, stderr io.Writer, client 
 	if o.RunID == "" {
 		o.RunID = time.Now().UTC().Format("20060102-150405")
 	}
+	if o.Secret == "" {
+		var err error
+		if o.Secret, err = agent.NewSecret(); err != nil {
+			return nil, err
+		}
+	}
 	o = o.WithDefaults()
 	l := &k8s.Launcher{Client: client, Options: o, Progress: stderr}
 	placed, err := l.Launch(ctx)
@@ -308,10 +337,10 @@ func (f *agentFlags) onKubernetes(ctx context.Context, stderr io.Writer, client 
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
 		if err := l.Cleanup(cctx); err != nil {
-			fmt.Fprintf(stderr, "arena: removing the run's pods: %v (kubectl delete pod,job -n %s -l arena.dev/run=%s)\n", err, o.Namespace, o.RunID)
+			fmt.Fprintf(stderr, "arena: removing the run's pods: %v (kubectl delete %s -n %s -l arena.dev/run=%s)\n", err, k8s.Kinds, o.Namespace, o.RunID)
 		}
 	}
-	server, err := agent.Dial(ctx, placed.Server)
+	server, err := agent.Dial(ctx, placed.Server, o.Secret)
 	if err != nil {
 		stop()
 		return nil, err
@@ -330,7 +359,7 @@ func (f *agentFlags) onKubernetes(ctx context.Context, stderr io.Writer, client 
 var notForwarded = map[string]bool{"hosts": true, "agents": true, "agent-addrs": true, "server-address": true,
 	"out": true, "id": true, "server-cpus": true, "client-cpus": true, "kubernetes": true, "image": true, "load-image": true,
 	"namespace": true, "server-cores": true, "agent-cores": true, "server-memory": true, "agent-memory": true,
-	"server-node": true, "agent-node": true}
+	"server-node": true, "agent-node": true, "agent-secret-file": true, "coordinator-cidr": true}
 
 // forwardedArgs are the run's arguments as the user gave them, less the coordinator's own:
 // the server agent plans the same run from them.

@@ -30,6 +30,16 @@ func agentAt(t *testing.T, ip string, port int, name string) {
 	t.Cleanup(func() { srv.Close() })
 }
 
+// An agent refuses to listen off loopback without the run's secret, and a role it does not
+// know; the secret never comes from its arguments.
+func TestAgentRefusesToServeUnguarded(t *testing.T) {
+	t.Setenv(agent.SecretEnv, "")
+	refused(t, []string{"agent", "--listen", "0.0.0.0:0"}, "needs the run's secret")
+	refused(t, []string{"agent", "--listen", "127.0.0.1:0", "--role", "boss"}, `--role "boss"`)
+	t.Setenv(agent.SecretEnv, "short")
+	refused(t, []string{"agent", "--listen", "0.0.0.0:0"}, "at least 32")
+}
+
 // TestKubernetesPlacesTheRun: --kubernetes creates the server pod and the load agents' Job
 // on the cluster (client-go's fake, with a test Job controller and kubelet giving the pods
 // loopback addresses where real agents answer), greets the server agent, splits its cores

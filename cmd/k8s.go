@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/arena-lab/arena/internal/agent"
 	"github.com/arena-lab/arena/internal/k8s"
 )
 
@@ -25,7 +26,8 @@ the server's node. See docs/distributed.md.`,
 
 // k8sFlags are the settings of the objects placed on the cluster.
 type k8sFlags struct {
-	o k8s.Options
+	o          k8s.Options
+	secretFile string
 }
 
 func (f *k8sFlags) register(cmd *cobra.Command) {
@@ -47,6 +49,7 @@ func registerPlacement(fl *pflag.FlagSet, o *k8s.Options, prefix string) {
 	fl.IntVar(&o.ServerMemoryMiB, "server-memory", k8s.DefaultServerMemoryMiB, prefix+"MiB for the server agent, its contender and the contender's build")
 	fl.IntVar(&o.AgentMemoryMiB, "agent-memory", k8s.DefaultAgentMemoryMiB, prefix+"MiB for each load agent")
 	fl.StringToStringVar(&o.ServerNodeSelector, "server-node", nil, prefix+"node labels the server's node must have, e.g. arena.dev/pool=server")
+	fl.StringVar(&o.CoordinatorCIDR, "coordinator-cidr", "", prefix+"where a coordinator outside the cluster calls the agents from, as the pods see it (e.g. 10.1.2.3/32); pods labelled arena.dev/coordinator=true in the namespace always may")
 	fl.StringToStringVar(&o.AgentNodeSelector, "agent-node", nil, prefix+"node labels the load agents' nodes must have, e.g. arena.dev/pool=load")
 }
 
@@ -65,14 +68,24 @@ func newK8sManifestsCmd() *cobra.Command {
 		Use:   "manifests",
 		Short: "Write the Kubernetes objects of a run as YAML, to read or to kubectl apply",
 		Long: `Writes to stdout the objects arena's Kubernetes launcher creates for a run: the server
-agent's Pod and the load agents' Indexed Job, labelled arena.dev/run=<run id>. Nothing is
-sent to a cluster.`,
+agent's Pod and the load agents' Indexed Job, the run's secret (a Secret, made afresh
+unless --secret-file names one), the server's Service, the NetworkPolicies and the Role the
+launcher needs, labelled arena.dev/run=<run id>. Nothing is sent to a cluster. The output
+holds the secret: keep it as you would the secret.`,
 		Example: `  arena k8s manifests --agents 4 --image registry.example/arena:dev > lab.yaml
   kubectl create namespace arena && kubectl apply -f lab.yaml
   kubectl get pods -n arena -l arena.dev/run -o wide`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			y, err := k8s.YAML(f.options(time.Now()))
+			o := f.options(time.Now())
+			var err error
+			if o.Secret, err = agent.ReadSecret(f.secretFile); err == nil && o.Secret == "" {
+				o.Secret, err = agent.NewSecret()
+			}
+			if err != nil {
+				return err
+			}
+			y, err := k8s.YAML(o)
 			if err != nil {
 				return err
 			}
@@ -81,5 +94,6 @@ sent to a cluster.`,
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().StringVar(&f.secretFile, "secret-file", "", "a file holding the run's secret (default: $"+agent.SecretEnv+", else a new one)")
 	return cmd
 }

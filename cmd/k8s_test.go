@@ -3,6 +3,9 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +16,17 @@ import (
 // arena k8s manifests writes the objects k8s.YAML makes for its flags on stdout, and
 // nothing on stderr.
 func TestK8sManifests(t *testing.T) {
+	secretFile := filepath.Join(t.TempDir(), "secret")
+	const secret = "cmdtest-secret-cmdtest-secret-cmdtest-secret"
+	if err := os.WriteFile(secretFile, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	o := execute(t, "k8s", "manifests", "--agents", "2", "--image", "arena:test", "--run-id", "cmdtest",
-		"--server-cores", "3", "--agent-node", "arena.dev/pool=load")
+		"--server-cores", "3", "--agent-node", "arena.dev/pool=load", "--secret-file", secretFile)
 	if o.err != nil || o.stderr != "" {
 		t.Fatalf("arena k8s manifests: %v, stderr %q", o.err, o.stderr)
 	}
-	want, err := k8s.YAML(k8s.Options{Image: "arena:test", Agents: 2, RunID: "cmdtest",
+	want, err := k8s.YAML(k8s.Options{Image: "arena:test", Agents: 2, RunID: "cmdtest", Secret: secret,
 		ServerCPUs: 3, AgentCPUs: k8s.DefaultAgentCPUs,
 		ServerMemoryMiB: k8s.DefaultServerMemoryMiB, AgentMemoryMiB: k8s.DefaultAgentMemoryMiB,
 		AgentNodeSelector: map[string]string{"arena.dev/pool": "load"}})
@@ -28,10 +36,17 @@ func TestK8sManifests(t *testing.T) {
 	if o.stdout != string(want) {
 		t.Errorf("stdout:\n%s\nwant:\n%s", o.stdout, want)
 	}
-	for _, s := range []string{"completions: 2", `cpu: "3"`, "arena.dev/pool: load", "name: arena-cmdtest-server"} {
+	for _, s := range []string{"completions: 2", `cpu: "3"`, "arena.dev/pool: load", "name: arena-cmdtest-server", "secret: " + secret, "kind: NetworkPolicy", "kind: Role"} {
 		if !strings.Contains(o.stdout, s) {
 			t.Errorf("stdout lacks %q", s)
 		}
+	}
+	// Without a secret named, each call makes one of its own.
+	t.Setenv("ARENA_AGENT_SECRET", "")
+	a := execute(t, "k8s", "manifests", "--image", "arena:test", "--run-id", "cmdtest")
+	b := execute(t, "k8s", "manifests", "--image", "arena:test", "--run-id", "cmdtest")
+	if a.err != nil || b.err != nil || a.stdout == b.stdout || !regexp.MustCompile(`\n  secret: [0-9a-f]{64}\n`).MatchString(a.stdout) {
+		t.Errorf("manifests without a secret: %v %v; want a fresh 64-hex-digit secret each time", a.err, b.err)
 	}
 }
 

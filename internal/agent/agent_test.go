@@ -92,7 +92,7 @@ func runFleet(t *testing.T, ld load.Load, n int, addr string) (*Merged, []*Share
 		}
 		srv := httptest.NewServer((&Server{Self: self, Resolve: resolverOf(ld)}).Handler())
 		t.Cleanup(srv.Close)
-		r, err := Dial(context.Background(), strings.TrimPrefix(srv.URL, "http://"))
+		r, err := Dial(context.Background(), strings.TrimPrefix(srv.URL, "http://"), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestLateAgentAbortsTheLevel(t *testing.T) {
 func TestAgentRefusesAnotherBuild(t *testing.T) {
 	for _, h := range []Hello{{Protocol: Protocol, Version: "0123456789ab", Name: "old"}, {Protocol: Protocol + 1, Version: Version(), Name: "new"}} {
 		srv := httptest.NewServer((&Server{Self: h}).Handler())
-		_, err := Dial(context.Background(), strings.TrimPrefix(srv.URL, "http://"))
+		_, err := Dial(context.Background(), strings.TrimPrefix(srv.URL, "http://"), "")
 		srv.Close()
 		if err == nil || !strings.Contains(err.Error(), "same arena build") {
 			t.Errorf("agent %s: want a refusal, got %v", h.Name, err)

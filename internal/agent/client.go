@@ -24,9 +24,10 @@ type Runner interface {
 
 var _ Runner = (*Remote)(nil)
 
-// Remote is an agent over HTTP.
+// Remote is an agent over HTTP; every call carries the run's secret.
 type Remote struct {
 	addr        string
+	secret      string
 	hello       Hello
 	offset, rtt time.Duration
 	client      *http.Client
@@ -36,10 +37,11 @@ type Remote struct {
 // shortest round trip is kept, as NTP's filter does.
 const clockRounds = 8
 
-// Dial greets the agent at addr (host:port), refuses it when it runs another protocol or
-// build, and measures its clock's offset.
-func Dial(ctx context.Context, addr string) (*Remote, error) {
-	r := &Remote{addr: addr, client: &http.Client{}}
+// Dial greets the agent at addr (host:port) with the run's secret ("" for an agent on
+// loopback started without one), refuses it when it runs another protocol or build, and
+// measures its clock's offset.
+func Dial(ctx context.Context, addr, secret string) (*Remote, error) {
+	r := &Remote{addr: addr, secret: secret, client: &http.Client{}}
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := r.get(hctx, "/v1/hello", &r.hello); err != nil {
@@ -78,11 +80,10 @@ func (r *Remote) Run(ctx context.Context, job Job) (*Share, error) {
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+r.addr+"/v1/load", bytes.NewReader(body))
+	req, err := r.request(ctx, http.MethodPost, "/v1/load", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
 	var share Share
 	if err := r.do(req, &share); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", r.hello.Name, err)
@@ -91,11 +92,26 @@ func (r *Remote) Run(ctx context.Context, job Job) (*Share, error) {
 }
 
 func (r *Remote) get(ctx context.Context, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.addr+path, nil)
+	req, err := r.request(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return err
 	}
 	return r.do(req, v)
+}
+
+// request is a call to the agent carrying the run's secret; a body is JSON.
+func (r *Remote) request(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+r.addr+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if r.secret != "" {
+		req.Header.Set("Authorization", "Bearer "+r.secret)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
 }
 
 // do sends req and reads a 200's JSON into v, or the agent's Failure as the error.

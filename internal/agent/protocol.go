@@ -9,7 +9,9 @@
 //	GET  /v1/clock  → Clock: the agent's time, for the coordinator's offset estimate
 //	POST /v1/load   Job → Share: runs its share from Job.Start, answers when it is done
 //
-// A coordinator refuses an agent of another protocol or build (Check).
+// Every call carries the run's secret, and an agent holds every job to its own bounds and
+// server addresses (guard.go). A coordinator refuses an agent of another protocol or build
+// (Check).
 package agent
 
 import (

@@ -1,19 +1,30 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/arena-lab/arena/internal/load"
 )
 
 // Server is an agent's side of the protocol: it answers who it is and what its clock reads,
 // and runs one job at a time, for as long as the coordinator's request stays open (a
-// coordinator that goes away, Ctrl-C say, ends the load).
+// coordinator that goes away, Ctrl-C say, ends the load). It answers only calls that carry
+// Secret (guard.go), and sends load only to Targets.
 type Server struct {
 	Self    Hello
 	Resolve Resolver
-	// Run and RunsDir make it a server agent too: the whole run on its host (serverrun.go).
+	// Secret is the run's secret every call must carry; "" only on loopback (CheckListen).
+	Secret string
+	// Targets are the server addresses (IPs, or names resolved at each job) the agent may
+	// send load to; none means loopback only.
+	Targets []string
+	// Run and RunsDir make it a server agent: the whole run on its host (serverrun.go). A
+	// load agent has no Run, and no /v1/run or /v1/runs route.
 	Run     RunFunc
 	RunsDir string
 	busy    atomic.Bool
@@ -23,7 +34,7 @@ type Server struct {
 // maxJob bounds a job's JSON: a job is a few hundred bytes.
 const maxJob = 1 << 20
 
-// Handler serves the protocol under /v1/.
+// Handler serves the protocol under /v1/ to callers holding the secret.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/hello", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Self) })
@@ -31,9 +42,11 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, Clock{UnixNano: time.Now().UnixNano()})
 	})
 	mux.HandleFunc("POST /v1/load", s.serveLoad)
-	mux.HandleFunc("POST /v1/run", s.serveRun)
-	mux.HandleFunc("GET /v1/runs/{id}", s.serveRunFolder)
-	return mux
+	if s.Run != nil { // a load agent is only a load agent
+		mux.HandleFunc("POST /v1/run", s.serveRun)
+		mux.HandleFunc("GET /v1/runs/{id}", s.serveRunFolder)
+	}
+	return s.authorize(mux)
 }
 
 func (s *Server) serveLoad(w http.ResponseWriter, r *http.Request) {
@@ -42,12 +55,17 @@ func (s *Server) serveLoad(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "a job is JSON: "+err.Error())
 		return
 	}
+	ld, err := s.bounded(r.Context(), job)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	if !s.busy.CompareAndSwap(false, true) {
-		writeError(w, http.StatusConflict, "agent "+s.Self.Name+" is running another job: one coordinator at a time")
+		writeError(w, http.StatusConflict, "agent "+s.Self.Name+" is running another job")
 		return
 	}
 	defer s.busy.Store(false)
-	share, err := RunJob(r.Context(), job, s.Resolve, s.Self)
+	share, err := RunJob(r.Context(), job, func(Job) (load.Load, error) { return ld, nil }, s.Self)
 	if err != nil {
 		status := http.StatusUnprocessableEntity
 		if r.Context().Err() != nil { // the coordinator went away
@@ -57,6 +75,25 @@ func (s *Server) serveLoad(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, share)
+}
+
+// bounded is the load job names, once the job and the load are found within the agent's
+// bounds (guard.go).
+func (s *Server) bounded(ctx context.Context, job Job) (load.Load, error) {
+	if err := s.checkJob(ctx, job); err != nil {
+		return nil, err
+	}
+	if s.Resolve == nil {
+		return nil, errors.New("agent " + s.Self.Name + " resolves no loads")
+	}
+	ld, err := s.Resolve(job)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLoad(ld); err != nil {
+		return nil, err
+	}
+	return ld, nil
 }
 
 // Failure is the body of every answer but 200.

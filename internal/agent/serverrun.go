@@ -78,10 +78,6 @@ func (s *Server) runsDir() string {
 }
 
 func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
-	if s.Run == nil {
-		writeError(w, http.StatusNotImplemented, "agent "+s.Self.Name+" runs no lab")
-		return
-	}
 	var req RunRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJob)).Decode(&req); err != nil {
 		writeError(w, http.StatusBadRequest, "a run request is JSON: "+err.Error())
@@ -92,7 +88,7 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.busy.CompareAndSwap(false, true) {
-		writeError(w, http.StatusConflict, "agent "+s.Self.Name+" is busy: one coordinator at a time")
+		writeError(w, http.StatusConflict, "agent "+s.Self.Name+" is busy: one run at a time")
 		return
 	}
 	s.runs.mu.Lock()
@@ -210,7 +206,7 @@ func (r *Remote) RunRemote(ctx context.Context, req RunRequest, progress io.Writ
 	if err != nil {
 		return err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+r.addr+"/v1/run", strings.NewReader(string(body)))
+	hreq, err := r.request(ctx, http.MethodPost, "/v1/run", strings.NewReader(string(body)))
 	if err != nil {
 		return err
 	}
@@ -249,7 +245,7 @@ func (r *Remote) RunRemote(ctx context.Context, req RunRequest, progress io.Writ
 func (r *Remote) FetchRun(ctx context.Context, id, runsDir string, wait time.Duration) (string, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.addr+"/v1/runs/"+id, nil)
+		req, err := r.request(ctx, http.MethodGet, "/v1/runs/"+id, nil)
 		if err != nil {
 			return "", err
 		}

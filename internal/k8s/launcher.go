@@ -71,12 +71,13 @@ func (l *Launcher) Launch(ctx context.Context) (Agents, error) {
 	if _, err := pods.Create(waitCtx, objs.Server, metav1.CreateOptions{}); err != nil {
 		return Agents{}, createErr("server pod", o, err)
 	}
-	var cleanup func(context.Context) error
-	if _, err = jobs.Create(waitCtx, objs.Load, metav1.CreateOptions{}); err != nil {
+	// The server pod's name is this run's from here on: whatever fails, everything labelled
+	// with its id is deleted.
+	cleanup := l.Cleanup
+	if err = l.createGuards(waitCtx, objs); err != nil {
+		err = createErr("run's secret, service and network policies", o, err)
+	} else if _, err = jobs.Create(waitCtx, objs.Load, metav1.CreateOptions{}); err != nil {
 		err = createErr("load agents' job", o, err)
-		cleanup = func(ctx context.Context) error {
-			return ignoreNotFound(pods.Delete(ctx, objs.Server.Name, metav1.DeleteOptions{}))
-		}
 	} else {
 		var agents Agents
 		if agents, err = l.wait(waitCtx, o); err == nil {
@@ -85,34 +86,47 @@ func (l *Launcher) Launch(ctx context.Context) (Agents, error) {
 		if ctx.Err() == nil && errors.Is(context.Cause(waitCtx), errTimeout) {
 			err = fmt.Errorf("agents not ready after %s: %w", timeout, err)
 		}
-		cleanup = l.Cleanup
 	}
 	// ctx may have ended (Ctrl-C): the deletions get a context of their own.
 	cleanCtx, cancelClean := context.WithTimeout(context.WithoutCancel(ctx), orDefault(l.CleanupTimeout, 30*time.Second))
 	defer cancelClean()
 	if cerr := cleanup(cleanCtx); cerr != nil {
-		return Agents{}, errors.Join(err, fmt.Errorf("and cleaning up failed, delete by hand with kubectl delete pod,job -n %s -l %s=%s: %w", o.Namespace, LabelRun, o.RunID, cerr))
+		return Agents{}, errors.Join(err, fmt.Errorf("and cleaning up failed, delete by hand with kubectl delete %s -n %s -l %s=%s: %w", Kinds, o.Namespace, LabelRun, o.RunID, cerr))
 	}
 	return Agents{}, err
 }
 
 var errTimeout = errors.New("timed out")
 
+// Kinds are the kinds of object a run places, as kubectl names them to delete them by hand.
+const Kinds = "pod,job,secret,service,networkpolicy"
+
+// createGuards creates the run's Secret (before its pods can start: the kubelet waits for
+// it), the server's Service and the NetworkPolicies.
+func (l *Launcher) createGuards(ctx context.Context, objs Objects) error {
+	ns := objs.Server.Namespace
+	if _, err := l.Client.CoreV1().Secrets(ns).Create(ctx, objs.Secret, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if _, err := l.Client.CoreV1().Services(ns).Create(ctx, objs.Service, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	for _, p := range objs.Policies {
+		if _, err := l.Client.NetworkingV1().NetworkPolicies(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func createErr(what string, o Options, err error) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("create the %s: %w (create the namespace first: kubectl create namespace %s)", what, err, o.Namespace)
 	case apierrors.IsAlreadyExists(err):
-		return fmt.Errorf("create the %s: %w: run id %s is taken, give another or delete that run's objects (kubectl delete pod,job -n %s -l %s=%s)", what, err, o.RunID, o.Namespace, LabelRun, o.RunID)
+		return fmt.Errorf("create the %s: %w: run id %s is taken, give another or delete that run's objects (kubectl delete %s -n %s -l %s=%s)", what, err, o.RunID, Kinds, o.Namespace, LabelRun, o.RunID)
 	}
 	return fmt.Errorf("create the %s: %w", what, err)
-}
-
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
 
 // wait lists the run's pods each time the watch reports a change, and every Poll besides
@@ -371,6 +385,40 @@ func (l *Launcher) Cleanup(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("delete pod %s: %w", p.Name, err))
 			}
 		}
+	}
+	return errors.Join(append(errs, l.deleteGuards(ctx, opts, del))...)
+}
+
+// deleteGuards deletes the run's Secret, Service and NetworkPolicies, found by label.
+func (l *Launcher) deleteGuards(ctx context.Context, opts metav1.ListOptions, del metav1.DeleteOptions) error {
+	ns := l.Options.WithDefaults().Namespace
+	var errs []error
+	note := func(what string, err error) {
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	secrets, services, policies := l.Client.CoreV1().Secrets(ns), l.Client.CoreV1().Services(ns), l.Client.NetworkingV1().NetworkPolicies(ns)
+	if list, err := secrets.List(ctx, opts); err == nil {
+		for _, x := range list.Items {
+			note("delete secret "+x.Name, secrets.Delete(ctx, x.Name, del))
+		}
+	} else {
+		note("list the run's secrets", err)
+	}
+	if list, err := services.List(ctx, opts); err == nil {
+		for _, x := range list.Items {
+			note("delete service "+x.Name, services.Delete(ctx, x.Name, del))
+		}
+	} else {
+		note("list the run's services", err)
+	}
+	if list, err := policies.List(ctx, opts); err == nil {
+		for _, x := range list.Items {
+			note("delete network policy "+x.Name, policies.Delete(ctx, x.Name, del))
+		}
+	} else {
+		note("list the run's network policies", err)
 	}
 	return errors.Join(errs...)
 }

@@ -81,6 +81,34 @@ func leftovers(t *testing.T, client *fake.Clientset, o Options) []string {
 	for _, j := range jobs.Items {
 		left = append(left, "job/"+j.Name)
 	}
+	return append(left, guardsLeft(t, client, o.Namespace, sel)...)
+}
+
+// guardsLeft lists the run's Secret, Service and NetworkPolicies still on the cluster.
+func guardsLeft(t *testing.T, client *fake.Clientset, ns string, sel metav1.ListOptions) []string {
+	t.Helper()
+	var left []string
+	secrets, err := client.CoreV1().Secrets(ns).List(context.Background(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range secrets.Items {
+		left = append(left, "secret/"+x.Name)
+	}
+	services, err := client.CoreV1().Services(ns).List(context.Background(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range services.Items {
+		left = append(left, "service/"+x.Name)
+	}
+	policies, err := client.NetworkingV1().NetworkPolicies(ns).List(context.Background(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range policies.Items {
+		left = append(left, "networkpolicy/"+x.Name)
+	}
 	return left
 }
 
@@ -99,8 +127,12 @@ func TestK8sLaunchReady(t *testing.T) {
 	if fmt.Sprint(agents) != fmt.Sprint(want) {
 		t.Errorf("agents %v, want %v", agents, want)
 	}
-	if left := leftovers(t, client, o); len(left) != 6 {
-		t.Errorf("after a launch: %v, want the server pod, the job and its 4 pods", left)
+	if left := leftovers(t, client, o); len(left) != 10 {
+		t.Errorf("after a launch: %v, want the server pod, the job and its 4 pods, the secret, the service and 2 network policies", left)
+	}
+	sec, err := client.CoreV1().Secrets("arena").Get(context.Background(), "arena-t1-secret", metav1.GetOptions{})
+	if err != nil || sec.StringData[SecretKey] != o.Secret {
+		t.Errorf("the run's secret on the cluster: %v, %v", sec, err)
 	}
 	if _, err := client.CoreV1().Pods("arena").Get(context.Background(), "arena-t1-server", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the server pod is not where the manifests say: %v", err)
@@ -262,7 +294,8 @@ func TestK8sLaunchRunIDTaken(t *testing.T) {
 	}
 }
 
-// The Job refused (say, by a quota): Launch deletes the server pod it created, and says why.
+// The Job refused (say, by a quota): Launch deletes the server pod, the secret, the service
+// and the policies it created, and says why.
 func TestK8sLaunchJobRefused(t *testing.T) {
 	client := fake.NewSimpleClientset()
 	client.PrependReactor("create", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {

@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -13,8 +14,11 @@ import (
 
 // Objects are what a run places on the cluster, in the order they are created.
 type Objects struct {
-	Server *corev1.Pod // the server agent
-	Load   *batchv1.Job
+	Server   *corev1.Pod // the server agent
+	Secret   *corev1.Secret
+	Service  *corev1.Service // the server's address, by name
+	Policies []*networkingv1.NetworkPolicy
+	Load     *batchv1.Job
 }
 
 // portName names the agents' container port; the readiness probes refer to it.
@@ -39,7 +43,7 @@ func Build(o Options) (Objects, error) {
 			Namespace: o.Namespace,
 			Labels:    serverLabels,
 		},
-		Spec: podSpec(agentContainer(o.Image, o.Port, "server", o.ServerCPUs, o.ServerMemoryMiB), o.ServerNodeSelector, nil),
+		Spec: podSpec(agentContainer(o, o.Image, RoleServer, "server", o.ServerCPUs, o.ServerMemoryMiB), o.RunID, o.ServerNodeSelector, nil),
 	}
 
 	// Required anti-affinity keeps every load agent off the node of this run's server
@@ -77,15 +81,15 @@ func Build(o Options) (Objects, error) {
 				ObjectMeta: metav1.ObjectMeta{Labels: loadLabels},
 				// Kubernetes expands $(JOB_COMPLETION_INDEX), which the Job controller
 				// sets in each pod's environment, in the arguments.
-				Spec: podSpec(agentContainer(o.LoadImage, o.Port, "load-$(JOB_COMPLETION_INDEX)", o.AgentCPUs, o.AgentMemoryMiB), o.AgentNodeSelector, affinity),
+				Spec: podSpec(agentContainer(o, o.LoadImage, RoleLoad, "load-$(JOB_COMPLETION_INDEX)", o.AgentCPUs, o.AgentMemoryMiB), o.RunID, o.AgentNodeSelector, affinity),
 			},
 		},
 	}
-	return Objects{Server: server, Load: job}, nil
+	return Objects{Server: server, Secret: secret(o), Service: serverService(o), Policies: policies(o), Load: job}, nil
 }
 
 // podSpec is what the server's and the load agents' pods share.
-func podSpec(c corev1.Container, nodeSelector map[string]string, affinity *corev1.Affinity) corev1.PodSpec {
+func podSpec(c corev1.Container, runID string, nodeSelector map[string]string, affinity *corev1.Affinity) corev1.PodSpec {
 	var sel map[string]string
 	if len(nodeSelector) > 0 {
 		sel = make(map[string]string, len(nodeSelector))
@@ -103,12 +107,16 @@ func podSpec(c corev1.Container, nodeSelector map[string]string, affinity *corev
 		// in the environment a contender inherits.
 		AutomountServiceAccountToken: ptr(false),
 		EnableServiceLinks:           ptr(false),
+		SecurityContext:              podSecurity(),
+		Volumes:                      volumes(runID),
 	}
 }
 
-// agentContainer runs arena agent from image, named name, on port, with cpus whole cores
-// and memMiB of memory, requests equal to limits (Guaranteed QoS).
-func agentContainer(image string, port int, name string, cpus, memMiB int) corev1.Container {
+// agentContainer runs arena agent in role from image, named name, on o's port, with cpus
+// whole cores and memMiB of memory, requests equal to limits (Guaranteed QoS); it reads the
+// run's secret from its mount and sends load only to the server's Service.
+func agentContainer(o Options, image, role, name string, cpus, memMiB int) corev1.Container {
+	port := o.Port
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:    *resource.NewQuantity(int64(cpus), resource.DecimalSI),
 		corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", memMiB)),
@@ -121,14 +129,18 @@ func agentContainer(image string, port int, name string, cpus, memMiB int) corev
 		Image:           image,
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:         []string{"arena"},
-		Args:            []string{"agent", "--listen", "0.0.0.0:" + strconv.Itoa(port), "--name", name},
-		Ports:           []corev1.ContainerPort{{Name: portName, ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}},
+		Args: []string{"agent", "--listen", "0.0.0.0:" + strconv.Itoa(port), "--name", name, "--role", role,
+			"--secret-file", secretDir + "/" + SecretKey, "--server-address", serviceName(o.RunID)},
+		Ports: []corev1.ContainerPort{{Name: portName, ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}},
 		// The agent records these with its results: where it ran.
-		Env:       []corev1.EnvVar{fieldEnv("POD_IP", "status.podIP"), fieldEnv("NODE_NAME", "spec.nodeName")},
-		Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
+		Env: []corev1.EnvVar{fieldEnv("POD_IP", "status.podIP"), fieldEnv("NODE_NAME", "spec.nodeName"),
+			{Name: "HOME", Value: "/tmp"}}, // the root is read-only: tools' caches go to /tmp
+		Resources:       corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
+		SecurityContext: containerSecurity(),
+		VolumeMounts:    mounts(),
+		// A TCP probe: the kubelet holds no secret, and /v1/hello answers it 401.
 		ReadinessProbe: &corev1.Probe{
-			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-				Path: "/v1/hello",
+			ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{
 				Port: intstr.FromString(portName),
 			}},
 			PeriodSeconds:    2,

@@ -20,6 +20,7 @@ import (
 func goldenOptions() Options {
 	return Options{
 		Image:              "arena:test",
+		Secret:             "golden-secret-golden-secret-golden-secret",
 		Agents:             4,
 		RunID:              "golden",
 		ServerCPUs:         2,
@@ -68,14 +69,15 @@ func TestK8sObjects(t *testing.T) {
 		if spec.RestartPolicy != corev1.RestartPolicyNever || c.ImagePullPolicy != corev1.PullIfNotPresent {
 			t.Errorf("%s: restart policy %s, pull policy %s", c.Args, spec.RestartPolicy, c.ImagePullPolicy)
 		}
-		if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/v1/hello" {
-			t.Errorf("%s: readiness probe %+v, want GET /v1/hello", c.Args, c.ReadinessProbe)
+		if c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket == nil {
+			t.Errorf("%s: readiness probe %+v, want a TCP probe (the kubelet holds no secret)", c.Args, c.ReadinessProbe)
 		}
 	}
-	if got := strings.Join(objs.Server.Spec.Containers[0].Args, " "); got != "agent --listen 0.0.0.0:7600 --name server" {
+	const held = " --secret-file /var/run/arena/secret --server-address arena-golden-server"
+	if got := strings.Join(objs.Server.Spec.Containers[0].Args, " "); got != "agent --listen 0.0.0.0:7600 --name server --role server"+held {
 		t.Errorf("server agent's args %q", got)
 	}
-	if got := strings.Join(objs.Load.Spec.Template.Spec.Containers[0].Args, " "); got != "agent --listen 0.0.0.0:7600 --name load-$(JOB_COMPLETION_INDEX)" {
+	if got := strings.Join(objs.Load.Spec.Template.Spec.Containers[0].Args, " "); got != "agent --listen 0.0.0.0:7600 --name load-$(JOB_COMPLETION_INDEX) --role load"+held {
 		t.Errorf("load agents' args %q", got)
 	}
 	js := objs.Load.Spec
@@ -122,8 +124,8 @@ func TestK8sManifestsValidateOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, data := range map[string][]byte{"testdata/lab.yaml": lab, "without node selectors": bare} {
-		if n := validate(t, v, data); n != 2 {
-			t.Errorf("%s: validated %d objects, want 2 (the pod and the job)", name, n)
+		if n := validate(t, v, data); n != 7 {
+			t.Errorf("%s: validated %d objects, want 7 (the role, the pod, the secret, the service, 2 network policies, the job)", name, n)
 		}
 	}
 }

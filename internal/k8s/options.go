@@ -9,6 +9,7 @@ package k8s
 import (
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 
@@ -49,6 +50,12 @@ type Options struct {
 	ServerMemoryMiB int
 	AgentMemoryMiB  int
 	Port            int // the agents' port, default DefaultPort
+	// Secret is the run's secret (agent.NewSecret), put in the run's Secret; required.
+	Secret string
+	// CoordinatorCIDR, when set, is where a coordinator outside the cluster calls the agents
+	// from (its address as the pods see it, e.g. 10.1.2.3/32); pods labelled
+	// LabelCoordinator=true in the namespace may always call them.
+	CoordinatorCIDR string
 
 	// Node selectors, e.g. {"arena.dev/pool": "server"}: the label a cluster's nodes are
 	// given to say which run the server and which run load.
@@ -101,6 +108,14 @@ func (o Options) Validate() error {
 	}{{"server memory", o.ServerMemoryMiB}, {"agent memory", o.AgentMemoryMiB}} {
 		if m.mib < 64 {
 			bad("%s %d MiB: give at least 64 MiB", m.name, m.mib)
+		}
+	}
+	if len(o.Secret) < 32 || strings.ContainsAny(o.Secret, " \t\r\n") {
+		bad("secret: give the run's secret, 32 characters or more, no spaces (arena makes one)")
+	}
+	if o.CoordinatorCIDR != "" {
+		if _, _, err := net.ParseCIDR(o.CoordinatorCIDR); err != nil {
+			bad("coordinator CIDR %q: give an address block, e.g. 10.1.2.3/32", o.CoordinatorCIDR)
 		}
 	}
 	if o.Port < 1 || o.Port > 65535 {

@@ -18,11 +18,19 @@ func YAML(o Options) ([]byte, error) {
 	o = o.WithDefaults()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# arena agents for run %s: the server agent (a Pod) and %d load agents (an Indexed Job),\n", o.RunID, o.Agents)
-	fmt.Fprintf(&b, "# as arena's Kubernetes launcher creates them. Apply with:\n")
+	fmt.Fprintf(&b, "# as arena's Kubernetes launcher creates them, with the run's secret (a Secret: keep this\n")
+	fmt.Fprintf(&b, "# file as you would the secret), the server's Service, the NetworkPolicies that let only the\n")
+	fmt.Fprintf(&b, "# coordinator reach the agents and only the load agents reach the server, and the Role the\n")
+	fmt.Fprintf(&b, "# launcher needs (bind it: kubectl create rolebinding arena-launcher -n %s --role arena-launcher --user <you>).\n", o.Namespace)
+	fmt.Fprintf(&b, "# Apply with:\n")
 	fmt.Fprintf(&b, "#   kubectl create namespace %s   # once\n", o.Namespace)
 	fmt.Fprintf(&b, "#   kubectl apply -f <this file>\n")
-	fmt.Fprintf(&b, "# and remove with: kubectl delete pod,job -n %s -l %s=%s\n", o.Namespace, LabelRun, o.RunID)
-	for _, obj := range []any{objs.Server, objs.Load} {
+	fmt.Fprintf(&b, "# and remove with: kubectl delete %s -n %s -l %s=%s\n", Kinds, o.Namespace, LabelRun, o.RunID)
+	all := []any{LauncherRole(o.Namespace), objs.Server, objs.Secret, objs.Service}
+	for _, p := range objs.Policies {
+		all = append(all, p)
+	}
+	for _, obj := range append(all, objs.Load) {
 		doc, err := marshal(obj)
 		if err != nil {
 			return nil, err

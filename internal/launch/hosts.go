@@ -47,7 +47,7 @@ type ServerHost struct {
 // Address:Port, allowed its own CPUs and the contender's (the lab pins itself to LabCPUs
 // and the contender to CPUs; it may only hand out CPUs it is allowed).
 func (s ServerHost) Agent() ClientHost {
-	return ClientHost{Name: s.Name, SSH: s.SSH, Address: s.Address, CPUs: s.LabCPUs + "," + s.CPUs, Port: s.Port, Root: s.Root}
+	return ClientHost{Name: s.Name, SSH: s.SSH, Address: s.Address, CPUs: s.LabCPUs + "," + s.CPUs, Port: s.Port, Root: s.Root, Server: true}
 }
 
 // ClientHost is where one load agent runs.
@@ -58,6 +58,7 @@ type ClientHost struct {
 	CPUs    string // taskset list the agent is pinned to
 	Port    int    // the agent's port
 	Root    string // the folder the agent runs in, with ARENA_ROOT set to it; "" for none
+	Server  bool   // a server agent (it carries the run out), not a load agent
 }
 
 // Addr is host:port where the coordinator reaches this client's agent.

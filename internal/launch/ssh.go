@@ -25,6 +25,10 @@ type SSHLauncher struct {
 	Stderr       io.Writer     // each agent's stderr, lines prefixed "[name] "; nil drops it
 	StartTimeout time.Duration // how long an agent may take to listen; 0 means 20 s
 	StopTimeout  time.Duration // how long an agent may take to exit once told; 0 means 5 s
+	// Secret is the run's secret, written to each agent's stdin (never its arguments, which
+	// any user of the host may read); ServerAddress the one address the agents send load to.
+	Secret        string
+	ServerAddress string
 
 	mu        sync.Mutex // serialises writes to Stderr across agents
 	dirPrefix string     // where agent folders go: "/tmp/arena-agent-" unless a test says
@@ -182,17 +186,12 @@ func (r *Remote) start(ctx context.Context, c ClientHost) error {
 		return fmt.Errorf("copying %s: %v: %s", r.l.Binary, err, out)
 	}
 
-	// The shell reports its pid, then execs into taskset, which execs into the agent: the
-	// agent keeps the pid, so Stop can make sure of it after a dropped session.
 	// An agent with a Root runs there, the lab's folder on that host (a server agent).
 	root := ""
 	if c.Root != "" {
 		root = "cd " + shellQuote(c.Root) + " && ARENA_ROOT=" + shellQuote(c.Root) + " "
 	}
-	agent := "echo arena-launch-pid $$; chmod 700 " + shellQuote(r.Dir+"/"+remoteAgent) + " && " + root + "exec taskset -c " + shellQuote(c.CPUs) + " " +
-		shellQuote(r.Dir+"/"+remoteAgent) + " agent --listen " + shellQuote(c.Addr()) + " --name " + shellQuote(c.Name) + " --exit-with-stdin" +
-		" --runs " + shellQuote(r.Dir+"/runs") // a server agent's runs go with the folder Stop removes
-	cmd := exec.Command("ssh", r.l.sshArgs(c.SSH, agent)...)
+	cmd := exec.Command("ssh", r.l.sshArgs(c.SSH, r.l.agentCommand(r.Dir, root, c))...)
 	// Its own process group: a Ctrl-C at the terminal reaches the coordinator, which stops
 	// the agent in order, instead of killing ssh first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -212,6 +211,11 @@ func (r *Remote) start(ctx context.Context, c ClientHost) error {
 		return fmt.Errorf("starting ssh: %w", err)
 	}
 	r.cmd, r.stdin = cmd, stdin
+	// The secret's line is the first the agent reads (--secret-file -); the rest of stdin
+	// stays open for --exit-with-stdin. A pipe of 64 KiB takes it without blocking.
+	if _, err := io.WriteString(stdin, r.l.Secret+"\n"); err != nil {
+		return fmt.Errorf("handing the agent its secret: %w", err)
+	}
 
 	listening := make(chan struct{})
 	var pipes sync.WaitGroup
@@ -250,6 +254,24 @@ func (r *Remote) start(ctx context.Context, c ClientHost) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// agentCommand is the shell command that starts the agent in dir: it reports its pid, then
+// execs into taskset, which execs into the agent, so the agent keeps the pid and Stop can
+// make sure of it after a dropped session. The secret comes on stdin, not here.
+func (l *SSHLauncher) agentCommand(dir, root string, c ClientHost) string {
+	role := "load"
+	if c.Server {
+		role = "server"
+	}
+	cmd := "echo arena-launch-pid $$; chmod 700 " + shellQuote(dir+"/"+remoteAgent) + " && " + root + "exec taskset -c " + shellQuote(c.CPUs) + " " +
+		shellQuote(dir+"/"+remoteAgent) + " agent --listen " + shellQuote(c.Addr()) + " --name " + shellQuote(c.Name) + " --exit-with-stdin" +
+		" --secret-file - --role " + role +
+		" --runs " + shellQuote(dir+"/runs") // a server agent's runs go with the folder Stop removes
+	if l.ServerAddress != "" {
+		cmd += " --server-address " + shellQuote(l.ServerAddress)
+	}
+	return cmd
 }
 
 // readStdout waits for the agent's pid and its "listening on" line, then passes on whatever

@@ -63,12 +63,33 @@ type hello struct {
 // client has no proxy: the tests talk only to the namespaces' addresses.
 var client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
 
-func getHello(t *testing.T, addr string) hello {
+// testSecret is the secret the test's launcher hands its agents.
+const testSecret = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7"
+
+// helloStatus is the status of GET /v1/hello with secret ("" for none).
+func helloStatus(t *testing.T, addr, secret string) *http.Response {
 	t.Helper()
-	resp, err := client.Get("http://" + addr + "/v1/hello")
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/hello", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if secret != "" {
+		req.Header.Set("Authorization", "Bearer "+secret)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func getHello(t *testing.T, addr string) hello {
+	t.Helper()
+	if resp := helloStatus(t, addr, ""); resp.StatusCode != http.StatusUnauthorized {
+		resp.Body.Close()
+		t.Fatalf("GET %s/v1/hello without the secret: %s, want 401", addr, resp.Status)
+	}
+	resp := helloStatus(t, addr, testSecret)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s/v1/hello: %s", addr, resp.Status)
@@ -133,7 +154,7 @@ func newCluster(t *testing.T) *cluster {
 		topo: topo,
 		ssh:  s,
 		// Folders of its own: another test run on this machine may start agents meanwhile.
-		l:       &SSHLauncher{SSH: hosts.SSHArgs(), Binary: bin, Stderr: log, dirPrefix: testDirPrefix},
+		l:       &SSHLauncher{SSH: hosts.SSHArgs(), Binary: bin, Stderr: log, Secret: testSecret, ServerAddress: topo.GatewayIP, dirPrefix: testDirPrefix},
 		clients: hosts.Clients,
 		log:     log,
 	}
@@ -365,6 +386,23 @@ func TestStartRefusesMissingBinary(t *testing.T) {
 	l := &SSHLauncher{Binary: filepath.Join(t.TempDir(), "arena")}
 	if _, err := l.Start(context.Background(), []ClientHost{{Name: "x", SSH: "x", Address: "127.0.0.1", CPUs: "0", Port: 1}}); err == nil || !strings.Contains(err.Error(), "./arena build") {
 		t.Errorf("err %v", err)
+	}
+}
+
+// TestAgentCommandKeepsTheSecretOffTheCommandLine: the agent reads its secret from stdin,
+// never from its arguments (any user of the host reads those in /proc); a load agent and a
+// server agent say their role; both are held to the server's address.
+func TestAgentCommandKeepsTheSecretOffTheCommandLine(t *testing.T) {
+	l := &SSHLauncher{Secret: testSecret, ServerAddress: "10.0.0.1"}
+	load := l.agentCommand("/tmp/d", "", ClientHost{Name: "c1", Address: "10.0.0.2", CPUs: "0", Port: 7600})
+	server := l.agentCommand("/tmp/d", "", ServerHost{Name: "srv", Address: "10.0.0.1", CPUs: "1", LabCPUs: "0", Port: 7600, Root: "/lab"}.Agent())
+	for _, c := range []string{load, server} {
+		if strings.Contains(c, testSecret) || !strings.Contains(c, "--secret-file -") || !strings.Contains(c, "--server-address '10.0.0.1'") {
+			t.Errorf("agent command %q: want the secret from stdin and the server address", c)
+		}
+	}
+	if !strings.Contains(load, "--role load") || !strings.Contains(server, "--role server") {
+		t.Errorf("roles: load %q, server %q", load, server)
 	}
 }
 

@@ -1,0 +1,229 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/arena-lab/arena/internal/load"
+)
+
+// What an agent trusts (docs/distributed.md, "What an agent trusts"): a caller holding the
+// run's secret, which the coordinator made and handed over out of band, and nobody else;
+// and even that caller's jobs only within the bounds below, towards the server addresses the
+// agent was started with.
+
+// SecretEnv is the environment variable an agent started by hand (or a coordinator given
+// agents started by hand) reads the run's secret from when no file is named.
+const SecretEnv = "ARENA_AGENT_SECRET"
+
+// NewSecret is a run's secret: 32 random bytes, hex-encoded.
+func NewSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making the run's secret: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// minSecret is the shortest secret an agent accepts: 16 bytes' worth of hex.
+const minSecret = 32
+
+// CheckSecret refuses a secret too short to guess at, or one that could not travel in a header.
+func CheckSecret(s string) error {
+	if len(s) < minSecret {
+		return fmt.Errorf("the agents' secret has %d characters: give at least %d (arena makes 64 hex digits)", len(s), minSecret)
+	}
+	for _, c := range s {
+		if c <= ' ' || c >= 0x7f {
+			return errors.New("the agents' secret holds spaces or control characters: give printable ASCII")
+		}
+	}
+	return nil
+}
+
+// ReadSecret reads the secret from file (its first line), or from SecretEnv when file is "";
+// "" when neither gives one.
+func ReadSecret(file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(os.Getenv(SecretEnv)), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("the agents' secret: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(line), nil
+}
+
+// CheckListen refuses to serve without a secret anywhere but on loopback: an agent on a
+// network address without one would run anyone's load.
+func CheckListen(listen, secret string) error {
+	if secret != "" {
+		return CheckSecret(secret)
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--listen %s without a secret: an agent off loopback needs the run's secret (--secret-file, or %s)", listen, SecretEnv)
+	}
+	return nil
+}
+
+// authorize passes a call that carries the secret, and answers any other 401 with nothing
+// else: no name, no build, no route.
+func (s *Server) authorize(next http.Handler) http.Handler {
+	want := []byte("Bearer " + s.Secret)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.Secret != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="arena agent"`)
+			writeError(w, http.StatusUnauthorized, "this agent answers only its coordinator: give the run's secret")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// The bounds an agent holds every job to, whoever sends it: wide enough for every study's
+// heaviest level on one agent, far below what would turn an agent into an amplifier.
+const (
+	MaxConnections = 20_000
+	MaxDuration    = 30 * time.Minute
+	MaxTimeout     = 2 * time.Minute
+	MaxRate        = 1_000_000 // requests a second, per stream
+	MinInterval    = 10 * time.Millisecond
+	MaxInterval    = time.Minute
+	MaxParts       = 1024
+	// MaxLead is how far ahead a job's start may be: a job that waits longer only holds
+	// the agent busy.
+	MaxLead = time.Minute
+)
+
+// checkJob refuses a job outside the bounds, or one aimed anywhere but the server addresses.
+func (s *Server) checkJob(ctx context.Context, job Job) error {
+	if err := s.checkTarget(ctx, job.Target); err != nil {
+		return err
+	}
+	switch {
+	case job.Parts < 1 || job.Parts > MaxParts || job.Part < 0 || job.Part >= job.Parts:
+		return fmt.Errorf("part %d of %d: give 0 ≤ part < parts ≤ %d", job.Part, job.Parts, MaxParts)
+	case job.Interval != 0 && (job.Interval < MinInterval || job.Interval > MaxInterval):
+		return fmt.Errorf("interval %s: give %s to %s", job.Interval, MinInterval, MaxInterval)
+	case job.Slack < 0 || job.Slack > time.Second:
+		return fmt.Errorf("slack %s: give 0 to 1s", job.Slack)
+	case time.Until(job.Start.Add(job.Offset)) > MaxLead:
+		return fmt.Errorf("start %s ahead: give a start within %s", time.Until(job.Start.Add(job.Offset)).Round(time.Millisecond), MaxLead)
+	}
+	if c := job.Closed; c != nil {
+		if err := CheckPath(c.Path); err != nil {
+			return err
+		}
+		if c.Duration <= 0 || c.Timeout < 0 {
+			return fmt.Errorf("closed loop of %s with timeout %s: give a duration above 0", c.Duration, c.Timeout)
+		}
+	}
+	return nil
+}
+
+// checkLoad refuses a resolved load beyond the bounds: what the job named or the scenario's
+// options planned (a duration or a rate overridden).
+func checkLoad(ld load.Load) error {
+	d := ld.Describe()
+	if d.Duration > MaxDuration || d.Expected > MaxDuration+time.Minute {
+		return fmt.Errorf("duration %s: this agent runs loads of at most %s", max(d.Duration, d.Expected), MaxDuration)
+	}
+	if d.Timeout > MaxTimeout {
+		return fmt.Errorf("timeout %s: this agent allows at most %s", d.Timeout, MaxTimeout)
+	}
+	conns := 0
+	for _, st := range d.Streams {
+		if err := CheckPath(st.Path); err != nil {
+			return fmt.Errorf("stream %s: %w", st.Tag, err)
+		}
+		if st.Rate > MaxRate {
+			return fmt.Errorf("stream %s at %.0f requests a second: this agent allows at most %d", st.Tag, st.Rate, MaxRate)
+		}
+		conns += st.Connections
+	}
+	if conns > MaxConnections {
+		return fmt.Errorf("%d connections: this agent opens at most %d", conns, MaxConnections)
+	}
+	return nil
+}
+
+// CheckPath refuses a request path that does not start with '/' or holds a space or a
+// control character: the engine writes the path into the request line as it is, so a CRLF
+// in it would let a caller write any bytes to the server.
+func CheckPath(p string) error {
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("path %q: a path starts with '/'", p)
+	}
+	for _, c := range p {
+		if c <= ' ' || c == 0x7f {
+			return fmt.Errorf("path %q: no spaces or control characters in a path", p)
+		}
+	}
+	return nil
+}
+
+// checkTarget passes a target on one of the server addresses this agent was started with
+// (names resolved now, so a Kubernetes Service's pod address counts), or on loopback when
+// it was started with none.
+func (s *Server) checkTarget(ctx context.Context, target string) error {
+	host, _, err := net.SplitHostPort(target)
+	if err != nil {
+		return fmt.Errorf("target %q: give host:port", target)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return fmt.Errorf("target %q: give the server's IP address", target)
+	}
+	if len(s.Targets) == 0 {
+		if ip.IsLoopback() {
+			return nil
+		}
+		return fmt.Errorf("target %s: this agent sends load only to loopback (started without --server-address)", target)
+	}
+	for _, allowed := range s.Targets {
+		if a := net.ParseIP(allowed); a != nil {
+			if a.Equal(ip) {
+				return nil
+			}
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ips, _ := net.DefaultResolver.LookupIP(lctx, "ip", allowed)
+		cancel()
+		for _, a := range ips {
+			if a.Equal(ip) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("target %s: this agent sends load only to %s, the server address(es) it was started with", target, strings.Join(s.Targets, ", "))
+}
+
+type secretKey struct{}
+
+// WithSecret carries the run's secret to a run a server agent carries out in its own
+// process, which dials the load agents with it: never through arguments or the environment,
+// where the contender it starts would see it.
+func WithSecret(ctx context.Context, secret string) context.Context {
+	return context.WithValue(ctx, secretKey{}, secret)
+}
+
+// SecretOf is the secret WithSecret put in ctx, or "".
+func SecretOf(ctx context.Context) string {
+	s, _ := ctx.Value(secretKey{}).(string)
+	return s
+}
