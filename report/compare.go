@@ -42,7 +42,7 @@ func RenderCompare(c *compare.Comparison, chartLib []byte, w io.Writer) error {
 		{Name: "A " + c.A.ID, Values: []any{}, Lo: []any{}, Hi: []any{}}, {Name: "B " + c.B.ID, Values: []any{}, Lo: []any{}, Hi: []any{}}}}
 	for _, r := range c.Rows {
 		row := compareRow{Row: r, A: compare.Sample(r.Figure, r.A), B: compare.Sample(r.Figure, r.B),
-			ErrA: compare.ErrorText(r.ErrA), ErrB: compare.ErrorText(r.ErrB),
+			ErrA: results.FormatPct(r.ErrA), ErrB: results.FormatPct(r.ErrB),
 			Change: c.ChangeOf(r), Test: compare.TestText(r.Test), Tone: results.Neutral}
 		switch {
 		case c.Failing(r) != "":

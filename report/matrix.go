@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arena-lab/arena/internal/findings"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
@@ -326,7 +325,7 @@ func errorsAt(h results.Headline, l results.Level, s results.CellSummary) (strin
 	tag := cmp.Or(h.Tag, firstTag(l, s))
 	for _, t := range s.Tags {
 		if t.Tag == tag {
-			return findings.PctText(t.ErrorPct) + " errors", failing
+			return results.FormatPct(t.ErrorPct) + " errors", failing
 		}
 	}
 	return "", failing

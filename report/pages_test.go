@@ -68,7 +68,7 @@ func TestRenderCompareFailingSide(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := sectionByID(t, buf.String(), "changes")
-	if strings.Contains(rows, "+200.00%") || !strings.Contains(rows, `<span class="badge bad">failing: B</span>`) || !strings.Contains(rows, "10.0%") || !strings.Contains(rows, "<th>A errors</th>") {
+	if strings.Contains(rows, "+200.00%") || !strings.Contains(rows, `<span class="badge bad">failing: B</span>`) || !strings.Contains(rows, "10.0 %") || !strings.Contains(rows, "<th>A errors</th>") {
 		t.Errorf("vertx's tripled throughput on 10 %% failed requests:\n%s", rows)
 	}
 }

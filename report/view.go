@@ -453,7 +453,7 @@ var funcs = template.FuncMap{
 	"faults":        results.FormatFaults,
 	"stamp":         stamp,
 	"conditionText": findings.ConditionText,
-	"errPct":        findings.PctText,
+	"errPct":        results.FormatPct,
 	"failing":       func(t results.TagSummary) bool { return t.FailedPct() > scenario.MaxFailedPct },
 	"failingWord":   func() string { return scenario.Failing.Text },
 	"maxFailed":     func() float64 { return scenario.MaxFailedPct },

@@ -180,7 +180,7 @@ func TestCompareFailingSide(t *testing.T) {
 	if err := Write(&buf, c); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "A ERRORS") || !strings.Contains(buf.String(), "2.0%") || !strings.Contains(buf.String(), "10.0%") || strings.Contains(buf.String(), "+50") {
+	if !strings.Contains(buf.String(), "A ERRORS") || !strings.Contains(buf.String(), "2.0 %") || !strings.Contains(buf.String(), "10.0 %") || strings.Contains(buf.String(), "+50") {
 		t.Errorf("the table:\n%s", buf.String())
 	}
 	c.MaxFailedPct = 0

@@ -26,7 +26,7 @@ func Write(w io.Writer, c *Comparison) error {
 	fmt.Fprintln(tw, "CONTENDER\tLEVEL\tTAG\tFIGURE\tA\tA ERRORS\tB\tB ERRORS\tCHANGE\tTEST")
 	for _, r := range c.Rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Contender, r.Level, r.Tag, r.Figure,
-			Sample(r.Figure, r.A), ErrorText(r.ErrA), Sample(r.Figure, r.B), ErrorText(r.ErrB), c.ChangeOf(r), TestText(r.Test))
+			Sample(r.Figure, r.A), results.FormatPct(r.ErrA), Sample(r.Figure, r.B), results.FormatPct(r.ErrB), c.ChangeOf(r), TestText(r.Test))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -77,17 +77,6 @@ func (c *Comparison) ChangeOf(r Row) string {
 		return "failing: " + side
 	}
 	return ChangeText(r, c.Alpha)
-}
-
-// ErrorText is a side's error rate as the table shows it beside its figure, e.g. "0.25%".
-func ErrorText(pct float64) string {
-	switch {
-	case pct == 0:
-		return "0%"
-	case pct < 0.1:
-		return fmt.Sprintf("%.2f%%", pct)
-	}
-	return fmt.Sprintf("%.1f%%", pct)
 }
 
 // TestText is the test's P and its samples, as benchstat writes it: "p=0.008 n=5+5".

@@ -439,7 +439,7 @@ func figure(run *results.Run, r scenario.Read) Value {
 		var caveats []string
 		if pct, tag := s.FailedPct(); pct > scenario.MaxFailedPct {
 			v.Failing = true
-			caveats = append(caveats, fmt.Sprintf("%s: %s failed %s of its requests", scenario.Failing.Text, tag, PctText(pct)))
+			caveats = append(caveats, fmt.Sprintf("%s: %s failed %s of its requests", scenario.Failing.Text, tag, results.FormatPct(pct)))
 		}
 		if s.ClientBnd {
 			caveats = append(caveats, "client-bound")
@@ -450,25 +450,13 @@ func figure(run *results.Run, r scenario.Read) Value {
 	return Value{}
 }
 
-// PctText writes a percentage as the page shows error rates: to a tenth, or two places
-// under one tenth, so that a few errors in a million are not shown as none.
-func PctText(p float64) string {
-	switch {
-	case p == 0:
-		return "0 %"
-	case p < 0.1:
-		return fmt.Sprintf("%.2f %%", p)
-	}
-	return fmt.Sprintf("%.1f %%", p)
-}
-
 // ErrorText is the value's error rate as the page shows it beside the figure; "" for a
 // figure with none (CPU, memory, a delivery count) or not measured.
 func (v Value) ErrorText() string {
 	if !v.Rated || !v.Measured {
 		return ""
 	}
-	return PctText(v.ErrorPct) + " errors"
+	return results.FormatPct(v.ErrorPct) + " errors"
 }
 
 // oursOf states how our runs ran, from their records: the machine and CPUs, the heap and

@@ -216,6 +216,18 @@ func FormatMs(v float64) string {
 	}
 }
 
+// FormatPct writes an error rate: to a tenth, or two places under one tenth, so that a
+// few errors in a million are not shown as none.
+func FormatPct(p float64) string {
+	switch {
+	case p == 0:
+		return "0 %"
+	case p < 0.1:
+		return fmt.Sprintf("%.2f %%", p)
+	}
+	return fmt.Sprintf("%.1f %%", p)
+}
+
 // FigureOf reads a named figure of a contender's summary at one level: p50, p90, p99, p999
 // or mean of tag's merged response time, rps of tag, the server's rss_mb or cpu_pct, or one
 // of the cells' numbers. A percentile is the merged histogram's, with the range of the
