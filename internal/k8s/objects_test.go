@@ -2,15 +2,12 @@ package k8s
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/kubectl-validate/pkg/openapiclient"
-	"sigs.k8s.io/kubectl-validate/pkg/utils"
-	"sigs.k8s.io/kubectl-validate/pkg/validator"
+	k8sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/arena-lab/arena/internal/golden"
 )
@@ -32,19 +29,67 @@ func goldenOptions() Options {
 	}
 }
 
-// The YAML is what testdata/lab.yaml holds, byte for byte, every time.
+// plainOptions are the options of testdata/lab-plain.yaml: the golden ones without node
+// selectors, the objects most runs place.
+func plainOptions() Options {
+	o := goldenOptions()
+	o.ServerNodeSelector, o.AgentNodeSelector = nil, nil
+	return o
+}
+
+// goldenFiles are the files of testdata/ the YAML of each options is kept in.
+func goldenFiles() map[string]Options {
+	return map[string]Options{"lab.yaml": goldenOptions(), "lab-plain.yaml": plainOptions()}
+}
+
+// The YAML is what testdata/lab.yaml and lab-plain.yaml hold, byte for byte, every time.
+// Those files are what the nested module internal/k8s/validate checks against the API
+// server's schemas with kubectl-validate (kept out of this module's go.mod): a change to the
+// objects shows here first, then there.
 func TestK8sYAMLGolden(t *testing.T) {
-	got, err := YAML(goldenOptions())
-	if err != nil {
-		t.Fatal(err)
+	for name, o := range goldenFiles() {
+		got, err := YAML(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, name, got)
+		again, err := YAML(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, again) {
+			t.Errorf("%s: two calls with the same options wrote different YAML", name)
+		}
 	}
-	golden.Check(t, "lab.yaml", got)
-	again, err := YAML(goldenOptions())
-	if err != nil {
-		t.Fatal(err)
+}
+
+// The YAML decodes strictly into the current k8s.io/api types, the release this module
+// builds against: no unknown or duplicate field, every kind known. The OpenAPI validation
+// (enums, formats, required fields) is the nested module internal/k8s/validate's.
+func TestK8sYAMLDecodesStrictly(t *testing.T) {
+	strict := k8sjson.NewSerializerWithOptions(k8sjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, k8sjson.SerializerOptions{Yaml: true, Strict: true})
+	for name, o := range goldenFiles() {
+		data, err := YAML(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, doc := range bytes.Split(data, []byte("\n---\n"))[1:] {
+			_, gvk, err := strict.Decode(doc, nil, nil)
+			if err != nil {
+				t.Errorf("%s: %v\n%s", name, err, doc)
+				continue
+			}
+			kinds = append(kinds, gvk.Kind)
+		}
+		if got := strings.Join(kinds, ","); got != "Role,Pod,Secret,Service,NetworkPolicy,NetworkPolicy,Job" {
+			t.Errorf("%s: kinds %s", name, got)
+		}
 	}
-	if !bytes.Equal(got, again) {
-		t.Error("two calls with the same options wrote different YAML")
+	// Strictness is real: a misspelt field is refused.
+	bad := []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  restartPolicyy: Never\n")
+	if _, _, err := strict.Decode(bad, nil, nil); err == nil {
+		t.Error("a misspelt field decoded without error")
 	}
 }
 
@@ -106,104 +151,6 @@ func TestK8sObjects(t *testing.T) {
 			t.Errorf("labels %v lack %s=golden", l, LabelRun)
 		}
 	}
-}
-
-// testdata/lab.yaml, and the objects without node selectors, are valid for the API server
-// of Kubernetes 1.30: kubectl-validate checks them offline against the OpenAPI schemas it
-// embeds (the newest it has; nothing here is newer than 1.28), unknown fields included.
-func TestK8sManifestsValidateOffline(t *testing.T) {
-	v := newValidator(t)
-	lab, err := os.ReadFile(filepath.Join("testdata", "lab.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain := goldenOptions()
-	plain.ServerNodeSelector, plain.AgentNodeSelector = nil, nil
-	bare, err := YAML(plain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string][]byte{"testdata/lab.yaml": lab, "without node selectors": bare} {
-		if n := validate(t, v, data); n != 7 {
-			t.Errorf("%s: validated %d objects, want 7 (the role, the pod, the secret, the service, 2 network policies, the job)", name, n)
-		}
-	}
-}
-
-// The validator is not a rubber stamp: it refuses a misspelt field and a wrong type.
-func TestK8sValidatorRefusesBadManifests(t *testing.T) {
-	v := newValidator(t)
-	lab, err := os.ReadFile(filepath.Join("testdata", "lab.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct{ from, to string }{
-		{"completionMode: Indexed", "completionsMode: Indexed"},
-		{"backoffLimit: 0", "backoffLimit: none"},
-		{"restartPolicy: Never", "restartPolicy: [Never]"},
-	} {
-		bad := bytes.Replace(lab, []byte(c.from), []byte(c.to), 1)
-		if bytes.Equal(bad, lab) {
-			t.Fatalf("testdata/lab.yaml has no %q", c.from)
-		}
-		docs, err := utils.SplitYamlDocuments(bad)
-		if err != nil {
-			t.Fatal(err)
-		}
-		refused := false
-		for _, doc := range docs {
-			if utils.IsEmptyYamlDocument(doc) {
-				continue
-			}
-			_, obj, err := v.Parse(doc)
-			if err == nil {
-				err = v.Validate(obj)
-			}
-			if err != nil {
-				t.Logf("%q refused: %v", c.to, err)
-				refused = true
-			}
-		}
-		if !refused {
-			t.Errorf("with %q in place of %q the manifests passed", c.to, c.from)
-		}
-	}
-}
-
-// newValidator is kubectl-validate over its embedded schemas for Kubernetes 1.30 and its
-// patches for them: no cluster, no network.
-func newValidator(t *testing.T) *validator.Validator {
-	t.Helper()
-	const version = "1.30"
-	v, err := validator.New(openapiclient.NewOverlay(openapiclient.HardcodedPatchLoader(version), openapiclient.NewHardcodedBuiltins(version)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// validate checks every document of data and returns how many objects it checked.
-func validate(t *testing.T, v *validator.Validator, data []byte) int {
-	t.Helper()
-	docs, err := utils.SplitYamlDocuments(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, doc := range docs {
-		if utils.IsEmptyYamlDocument(doc) {
-			continue
-		}
-		gvk, obj, err := v.Parse(doc)
-		if err == nil {
-			err = v.Validate(obj)
-		}
-		if err != nil {
-			t.Errorf("%s: %v\n%s", gvk.Kind, err, doc)
-		}
-		n++
-	}
-	return n
 }
 
 // Validate names each wrong field and says what to give.

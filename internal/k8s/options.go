@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 )
 
 // Defaults an Options left at zero takes, and the flags of arena k8s start from.
@@ -121,7 +121,7 @@ func (o Options) Validate() error {
 	if o.Port < 1 || o.Port > 65535 {
 		bad("port %d: give a TCP port between 1 and 65535", o.Port)
 	}
-	for _, msg := range validation.IsDNS1123Label(o.Namespace) {
+	for _, msg := range content.IsDNS1123Label(o.Namespace) {
 		bad("namespace %q: %s", o.Namespace, msg)
 	}
 	if o.RunID == "" {
@@ -129,16 +129,16 @@ func (o Options) Validate() error {
 	} else {
 		// The longest name built from it must still be a DNS label: the Job's name is
 		// copied into its pods' job-name label, which allows 63 characters.
-		for _, msg := range validation.IsDNS1123Label(serverName(o.RunID)) {
+		for _, msg := range content.IsDNS1123Label(serverName(o.RunID)) {
 			bad("run id %q: %s", o.RunID, msg)
 		}
 	}
 	checkSelector := func(which string, sel map[string]string) {
 		for _, k := range sortedKeys(sel) {
-			for _, msg := range validation.IsQualifiedName(k) {
+			for _, msg := range content.IsLabelKey(k) {
 				bad("%s node selector key %q: %s", which, k, msg)
 			}
-			for _, msg := range validation.IsValidLabelValue(sel[k]) {
+			for _, msg := range content.IsLabelValue(sel[k]) {
 				bad("%s node selector value %q: %s", which, sel[k], msg)
 			}
 		}
