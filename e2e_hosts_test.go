@@ -350,7 +350,7 @@ func TestAgentsAnswerOnlyTheirCoordinator(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400", name, code, body)
 		}
 	}
-	if code, body := agentCall(t, loadAgent, "POST", "/v1/run", secret, agent.RunRequest{ID: "x", Args: []string{"sleep"}}); code != http.StatusNotFound {
+	if code, body := agentCall(t, loadAgent, "POST", "/v1/run", secret, agent.RunRequest{Spec: results.RunSpec{ID: "x", Scenario: "sleep"}}); code != http.StatusNotFound {
 		t.Errorf("a run on the load agent: %d %s, want 404", code, body)
 	}
 	busy := make(chan int, 1)
@@ -359,10 +359,10 @@ func TestAgentsAnswerOnlyTheirCoordinator(t *testing.T) {
 		busy <- code
 	}()
 	time.Sleep(time.Second) // the server agent is under its 4-s load
-	if code, body := agentCall(t, serverAgent, "POST", "/v1/run", other, agent.RunRequest{ID: "taken", Args: []string{"sleep"}}); code != http.StatusUnauthorized || strings.Contains(body, "busy") {
+	if code, body := agentCall(t, serverAgent, "POST", "/v1/run", other, agent.RunRequest{Spec: results.RunSpec{ID: "taken", Scenario: "sleep"}}); code != http.StatusUnauthorized || strings.Contains(body, "busy") {
 		t.Errorf("another coordinator's run on a busy server agent: %d %s, want a bare 401", code, body)
 	}
-	if code, body := agentCall(t, serverAgent, "POST", "/v1/run", secret, agent.RunRequest{ID: "second", Args: []string{"sleep"}}); code != http.StatusConflict {
+	if code, body := agentCall(t, serverAgent, "POST", "/v1/run", secret, agent.RunRequest{Spec: results.RunSpec{ID: "second", Scenario: "sleep"}}); code != http.StatusConflict {
 		t.Errorf("its own coordinator's run while busy: %d %s, want 409", code, body)
 	}
 	if code := <-busy; code != http.StatusOK {

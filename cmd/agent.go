@@ -70,14 +70,15 @@ its standard input closes: how an agent started over SSH dies with its session.`
 			if err != nil {
 				return fmt.Errorf("--listen %s: %w", listen, err)
 			}
-			// A server agent runs the lab here, in this process: arena run as typed on one
-			// machine, its load from the load agents the coordinator names.
-			runLab := func(ctx context.Context, args []string, out io.Writer) error {
-				root := newRoot()
-				root.SetArgs(append([]string{"run"}, args...))
-				root.SetOut(out)
-				root.SetErr(out)
-				return root.ExecuteContext(agent.WithSecret(ctx, secret))
+			// A server agent runs the spec it is given here, in this process, with the lab
+			// as arena run does, its load from the load agents the coordinator names.
+			runLab := func(ctx context.Context, req agent.RunRequest, runsDir string, out io.Writer) (string, error) {
+				af := agentFlags{addrs: req.LoadAgents, serverAddress: req.ServerAddress}
+				status, err := runSpec(agent.WithSecret(ctx, secret), req.Spec, &af, runsDir, req.Command, "", out, out)
+				if errors.Is(err, errInterrupted) { // the status says so
+					err = nil
+				}
+				return status, err
 			}
 			as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Secret: secret, Targets: targets, RunsDir: runsDir}
 			if role == "server" {

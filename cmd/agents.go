@@ -8,12 +8,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -355,66 +353,38 @@ func (f *agentFlags) onKubernetes(ctx context.Context, stderr io.Writer, client 
 		where: fmt.Sprintf("pod %s-server in namespace %s", "arena-"+o.RunID, o.Namespace), stop: stop}, nil
 }
 
-// notForwarded are run flags the coordinator keeps: where its agents and results are.
-var notForwarded = map[string]bool{"hosts": true, "agents": true, "agent-addrs": true, "server-address": true,
-	"out": true, "id": true, "server-cpus": true, "client-cpus": true, "kubernetes": true, "image": true, "load-image": true,
-	"namespace": true, "server-cores": true, "agent-cores": true, "server-memory": true, "agent-memory": true,
-	"server-node": true, "agent-node": true, "agent-secret-file": true, "coordinator-cidr": true}
-
-// forwardedArgs are the run's arguments as the user gave them, less the coordinator's own:
-// the server agent plans the same run from them.
-func forwardedArgs(cmd *cobra.Command, args []string) []string {
-	out := append([]string{}, args...)
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if notForwarded[f.Name] {
-			return
+// runRemote carries the run out on the server host: the server agent runs spec there with
+// the load from the load agents; its progress is shown here, and at the end (or at Ctrl-C,
+// once it has saved what it finished) its folder is fetched into runsDir (default:
+// <lab>/runs). Every agent is stopped on the way out.
+func (f *agentFlags) runRemote(ctx context.Context, spec results.RunSpec, runsDir string, stdout, stderr io.Writer) error {
+	if runsDir == "" {
+		root, err := lab.FindRoot()
+		if err != nil {
+			return err
 		}
-		switch v := f.Value.(type) {
-		case pflag.SliceValue:
-			out = append(out, "--"+f.Name+"="+strings.Join(v.GetSlice(), ","))
-		default:
-			if f.Value.Type() == "stringToString" {
-				m, _ := cmd.Flags().GetStringToString(f.Name)
-				keys := make([]string, 0, len(m))
-				for k := range m {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
-					out = append(out, "--"+f.Name, k+"="+m[k])
-				}
-				return
-			}
-			out = append(out, "--"+f.Name+"="+f.Value.String())
-		}
-	})
-	return out
-}
-
-// runRemote carries the run out on the server host: the server agent runs arena run there
-// with the load from the load agents; its progress is shown here, and at the end (or at
-// Ctrl-C, once it has saved what it finished) its folder is fetched into runsDir. Every
-// agent is stopped on the way out.
-func (f *agentFlags) runRemote(cmd *cobra.Command, args []string, scenarioName, runsDir string) error {
-	ctx := cmd.Context()
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+		runsDir = filepath.Join(root, "runs")
+	}
 	rm, err := f.place(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer rm.stop()
-	id := time.Now().Format("20060102-150405") + "-" + scenarioName
-	req := agent.RunRequest{ID: id, Args: append(forwardedArgs(cmd, args),
-		"--agent-addrs", strings.Join(rm.loadAddrs, ","), "--server-address", rm.address,
-		"--server-cpus", rm.cpus, "--client-cpus", rm.labCPUs)}
+	// The run's id is the coordinator's; its CPUs are where the server host has them.
+	spec.ID = time.Now().Format("20060102-150405") + "-" + spec.Scenario
+	spec.ServerCPUs, spec.ClientCPUs = rm.cpus, rm.labCPUs
+	req := agent.RunRequest{Spec: spec, LoadAgents: rm.loadAddrs, ServerAddress: rm.address, Command: os.Args}
 	fmt.Fprintf(stderr, "arena run: carried out on %s: the contender on CPU %s, the lab on CPU %s; load agents %s\n",
 		rm.where, rm.cpus, rm.labCPUs, strings.Join(rm.loadAddrs, ", "))
-	runErr := rm.server.RunRemote(ctx, req, stderr)
+	end, runErr := rm.server.RunRemote(ctx, req, stderr)
+	if runErr == nil && end.Error != "" {
+		runErr = fmt.Errorf("server agent %s: %s", rm.where, end.Error)
+	}
 	// The remote run ends on its own or by the cancel above; either way it saved what it
 	// finished, and the folder comes back even after a Ctrl-C.
 	fetchCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	dir, fetchErr := rm.server.FetchRun(fetchCtx, id, runsDir, time.Minute)
+	dir, fetchErr := rm.server.FetchRun(fetchCtx, spec.ID, runsDir, time.Minute)
 	if fetchErr != nil {
 		if runErr != nil { // a run that failed before it made its folder has none to fetch
 			return runErr
@@ -425,11 +395,8 @@ func (f *agentFlags) runRemote(cmd *cobra.Command, args []string, scenarioName, 
 		printSummary(stdout, run)
 	}
 	fmt.Fprintf(stderr, "\nresults: %s (carried out on %s)\nreport:  %s\n", dir, rm.where, filepath.Join(dir, "report.html"))
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil || end.Status == results.RunInterrupted {
 		fmt.Fprintln(stderr, "interrupted: finished cells are kept in the results")
-		return errInterrupted
-	case runErr != nil && runErr.Error() == errInterrupted.Error():
 		return errInterrupted
 	}
 	return runErr

@@ -3,12 +3,15 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -16,6 +19,7 @@ import (
 	"github.com/arena-lab/arena/internal/agent"
 	"github.com/arena-lab/arena/internal/k8s"
 	"github.com/arena-lab/arena/internal/k8s/k8stest"
+	"github.com/arena-lab/arena/internal/results"
 )
 
 // agentAt serves a real agent on ip:port until the test ends.
@@ -87,22 +91,33 @@ func TestKubernetesPlacesTheRun(t *testing.T) {
 	}
 }
 
-// TestForwardedArgs: the server agent gets the run as the user typed it, less what the
-// coordinator keeps (where agents and results are).
-func TestForwardedArgs(t *testing.T) {
-	cmd := newRunCmd()
-	if err := cmd.ParseFlags([]string{"--contenders", "a,b", "--quick", "--env", "B=2", "--env", "A=1", "--hosts", "h.toml", "--out", "x", "--repeat", "3"}); err != nil {
+// TestRunSpecTravels: the flags build one spec, which reaches a server agent through JSON as
+// it left; the coordinator's own choices (where agents and results are) are not in it.
+func TestRunSpecTravels(t *testing.T) {
+	var rf runFlags
+	cmd := &cobra.Command{}
+	rf.register(cmd)
+	if err := cmd.ParseFlags([]string{"--contenders", "a,b", "--quick", "--env", "B=2", "--env", "A=1", "--hosts", "h.toml", "--out", "x",
+		"--repeat", "3", "--duration", "1500ms", "--heap", "1024", "--levels", "sleep-c200", "--profile"}); err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(forwardedArgs(cmd, []string{"sleep"}), " ")
-	for _, want := range []string{"sleep", "--contenders=a,b", "--quick=true", "--env A=1 --env B=2", "--repeat=3"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("forwarded %q, want it to hold %q", got, want)
-		}
+	spec := rf.specOf("sleep")
+	want := results.RunSpec{Scenario: "sleep", Quick: true, DurationS: 1.5, Levels: []string{"sleep-c200"}, Contenders: []string{"a", "b"},
+		Repeat: 3, Env: map[string]string{"A": "1", "B": "2"}, Profile: true, ServerCPUs: "1", ClientCPUs: "0", HeapMB: 1024}
+	if !reflect.DeepEqual(spec, want) {
+		t.Fatalf("the flags' spec\n %+v, want\n %+v", spec, want)
 	}
-	for _, kept := range []string{"--hosts", "--out"} {
-		if strings.Contains(got, kept) {
-			t.Errorf("forwarded %q holds the coordinator's own %s", got, kept)
+	raw, err := json.Marshal(agent.RunRequest{Spec: spec, LoadAgents: []string{"10.0.0.2:7600"}, ServerAddress: "10.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got agent.RunRequest
+	if err := json.Unmarshal(raw, &got); err != nil || !reflect.DeepEqual(got.Spec, spec) {
+		t.Errorf("the spec after JSON %+v (%v), want %+v", got.Spec, err, spec)
+	}
+	for _, kept := range []string{"h.toml", `"out"`, "hosts"} {
+		if strings.Contains(string(raw), kept) {
+			t.Errorf("the request %s holds the coordinator's own %s", raw, kept)
 		}
 	}
 }

@@ -30,6 +30,7 @@ func newReproduceCmd() *cobra.Command {
 		contenders []string
 		quick      bool
 		resume     string
+		force      bool
 		out        string
 		dryRun     bool
 		markdown   string
@@ -48,7 +49,9 @@ orders rest on a U test over the repeats rather than on one figure each; the mat
 (--matrix-repeat). It states its ETA, with those repeats, before it starts.
 
 A reproduction stopped (Ctrl-C) or crashed part-way carries on with --resume from its last
-finished cell, with the repeats it began with: nothing is measured twice. --resume of a
+finished cell, with the repeats it began with: nothing is measured twice. A run begun with
+another heap or other CPUs, on another machine or by another arena is not carried on
+(--force-resume does, and records it); a run's results.json it cannot read stops it. --resume of a
 finished reproduction renders its findings again with this arena's rules; --markdown
 writes them as Markdown too (docs/findings.md).`,
 		Example: `  arena reproduce --dry-run
@@ -68,6 +71,9 @@ writes them as Markdown too (docs/findings.md).`,
 				if r.n < 1 || r.n > 100 {
 					return fmt.Errorf("--%s %d: give 1 to 100", r.flag, r.n)
 				}
+			}
+			if force && resume == "" {
+				return errors.New("--force-resume goes with --resume")
 			}
 			if resume != "" {
 				for _, f := range []string{"repeat", "matrix-repeat", "only", "contenders", "quick", "out"} {
@@ -119,7 +125,7 @@ writes them as Markdown too (docs/findings.md).`,
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
-			runner := reproduce.Runner{Lab: l, Find: scenarios.Find, Manifests: all, Out: stderr,
+			runner := reproduce.Runner{Lab: l, Find: scenarios.Find, Manifests: all, Out: stderr, ForceResume: force,
 				After: func(run *results.Run, runDir string) {
 					if err := report.WriteFile(run, report.ChartLibPath(l.Root), filepath.Join(runDir, "report.html")); err != nil {
 						fmt.Fprintf(stderr, "report: not written: %v\n", err)
@@ -149,7 +155,8 @@ writes them as Markdown too (docs/findings.md).`,
 	f.StringSliceVar(&only, "only", nil, "only these scenarios and/or parts (studies, matrix), comma-separated")
 	f.StringSliceVar(&contenders, "contenders", nil, "only these contenders, comma-separated (default: all)")
 	f.BoolVar(&quick, "quick", false, "every run in its scenario's quick form: a reproduction in miniature")
-	f.StringVar(&resume, "resume", "", "carry on the reproduction in this folder (or render its findings again)")
+	f.StringVar(&resume, "resume", "", "carry on the reproduction in this folder (or render its findings again); a run begun with another heap, other CPUs, on another machine or arena is refused")
+	f.BoolVar(&force, "force-resume", false, "with --resume: carry on even where the lab differs from the one the run began in (each difference is recorded in the run and the step)")
 	f.StringVar(&out, "out", "", "folder for reproduce-<date>/ (default: <lab>/runs)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the plan and its ETA, and run nothing")
 	f.StringVar(&markdown, "markdown", "", "also write the findings as Markdown to this file (e.g. docs/findings.md)")

@@ -76,7 +76,7 @@ func TestReproduceResumeOfAFinishedOneRendersItsFindings(t *testing.T) {
 	saveRun(t, dir, run)
 	rep := &results.Reproduction{Schema: results.ReproductionSchema, ID: "reproduce-20261123-093000", Command: []string{"arena", "reproduce"},
 		Started: day, Status: results.RunInterrupted, Repeat: 1,
-		Steps: []results.Step{{Part: results.PartStudies, Scenario: "isolation", Preset: "study", Contenders: []string{"spring-mvc", "spring-webflux"},
+		Steps: []results.Step{{Part: results.PartStudies, RunSpec: results.RunSpec{Scenario: "isolation", Preset: "study", Contenders: []string{"spring-mvc", "spring-webflux"}},
 			Run: run.ID, Status: results.RunComplete}}}
 	if err := results.SaveReproduction(rep, dir); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,24 +23,7 @@ import (
 )
 
 func newRunCmd() *cobra.Command {
-	var (
-		lf         labFlags
-		af         agentFlags
-		contenders []string
-		levels     []string
-		preset     string
-		quick      bool
-		repeat     int
-		duration   time.Duration
-		timeout    time.Duration
-		rebuild    bool
-		reverify   bool
-		profile    bool
-		port       int
-		runsDir    string
-		env        map[string]string
-		runID      string
-	)
+	var rf runFlags
 	cmd := &cobra.Command{
 		Use:   "run [scenario]",
 		Short: "Build, verify and measure contenders on a scenario (default: a first look at study 004)",
@@ -61,133 +45,165 @@ arena reproduce runs all five studies.`,
   arena run sleep --quick --agent-addrs 10.0.0.2:7600,10.0.0.3:7600 --server-address 10.0.0.1`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name := firstLookDefaults(cmd, args, &contenders, &quick)
-			sc, err := scenarios.Find(name)
-			if err != nil {
-				return err
-			}
-			if err := checkEnv(env); err != nil {
-				return err
-			}
-			if repeat < 1 || repeat > 100 {
-				return fmt.Errorf("--repeat %d: give 1 to 100", repeat)
-			}
-			if duration < 0 || timeout < 0 {
-				return errors.New("--duration and --timeout must be positive")
-			}
-			if port != 0 && (port < 1024 || port > 65535) {
-				return fmt.Errorf("--port %d: give 1024 to 65535, or 0 for a free port per start", port)
-			}
-			if port != 0 {
-				if err := contender.PortFree(port); err != nil {
-					return err
-				}
-			}
-			if runID != "" && (strings.ContainsAny(runID, `/\`) || runID == "." || runID == "..") {
-				return fmt.Errorf("--id %q: a folder's name, without slashes", runID)
-			}
-			opts := scenario.Options{Preset: preset, Quick: quick, Duration: duration, Timeout: timeout}
-			plan, err := sc.Plan(opts) // a bad preset or level fails before any build
-			if err != nil {
-				return err
-			}
-			if _, err := plan.Filter(levels); err != nil {
+			spec := rf.specOf(firstLookDefaults(cmd, args, &rf.spec.Contenders, &rf.spec.Quick))
+			if _, err := checkSpec(spec); err != nil {
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if remote, err := af.remoteRun(); err != nil || remote {
+			if remote, err := rf.af.remoteRun(); err != nil || remote {
 				if err != nil {
 					return err
 				}
-				if runsDir == "" {
-					root, err := lab.FindRoot()
-					if err != nil {
-						return err
-					}
-					runsDir = filepath.Join(root, "runs")
-				}
-				return af.runRemote(cmd, args, sc.Name(), runsDir)
+				return rf.af.runRemote(cmd.Context(), spec, rf.runsDir, stdout, stderr)
 			}
-			l, ms, err := lf.openWith(stderr, contenders)
-			if err != nil {
-				return err
-			}
-			l.Hurry = hurryOf(cmd.Context())
-			agents, stopAgents, err := af.open(cmd.Context(), l, stderr)
-			if err != nil {
-				return err
-			}
-			defer stopAgents()
-			l.Agents = agents
-			if runsDir == "" {
-				runsDir = filepath.Join(l.Root, "runs")
-			}
-			if runID != "" {
-				if _, err := os.Stat(filepath.Join(runsDir, runID, results.JSONFile)); err == nil {
-					return fmt.Errorf("--id %s: %s already holds a run; choose another name (arena reproduce --resume carries a stopped reproduction on)", runID, filepath.Join(runsDir, runID))
-				}
-			}
+			lead := ""
 			if len(args) == 0 {
-				fmt.Fprintf(stderr, "arena run: a first look at study 004 (isolation): does a slow endpoint starve the fast ones? `arena run --help` says how to shape it, `arena reproduce` runs all five studies.\n")
+				lead = "arena run: a first look at study 004 (isolation): does a slow endpoint starve the fast ones? `arena run --help` says how to shape it, `arena reproduce` runs all five studies.\n"
 			}
-			fmt.Fprintf(stderr, "arena run %s: %d contender(s), contenders on CPU %s, client on CPU %s, heap %d MiB\n",
-				sc.Name(), len(ms), lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs), lf.heapMB)
-			if l.Agents != nil {
-				fmt.Fprintf(stderr, "arena run %s: %s\n", sc.Name(), describeAgents(l.Agents))
-			}
-			run, dir, runErr := l.Run(cmd.Context(), lab.RunOptions{
-				Scenario: sc, Options: opts, Contenders: ms, Levels: levels, Repeat: repeat, Rebuild: rebuild, Reverify: reverify,
-				Port: port, RunsDir: runsDir, Command: commandOf(cmd, args, runID), Env: env, Profile: profile, ID: runID,
-			})
-			if run == nil || dir == "" { // nothing measured, nowhere to write
-				return runErr
-			}
-			reportPath := filepath.Join(dir, "report.html")
-			repErr := report.WriteFile(run, report.ChartLibPath(l.Root), reportPath)
-			printSummary(stdout, run)
-			fmt.Fprintf(stderr, "\nresults: %s\n", dir)
-			if repErr != nil {
-				fmt.Fprintf(stderr, "report: not written: %v\n", repErr)
-			} else {
-				fmt.Fprintf(stderr, "report:  %s\n", reportPath)
-			}
-			switch {
-			case runErr != nil:
-				return runErr
-			case run.Status == results.RunInterrupted:
-				fmt.Fprintln(stderr, "interrupted: finished cells are kept in the results")
-				return errInterrupted
-			}
-			return repErr
+			_, err := runSpec(cmd.Context(), spec, &rf.af, rf.runsDir, os.Args, lead, stdout, stderr)
+			return err
 		},
 	}
-	lf.register(cmd)
-	af.register(cmd)
-	f := cmd.Flags()
-	f.StringSliceVar(&contenders, "contenders", nil, "contenders to run, comma-separated (default: all; see arena list)")
-	f.StringVar(&preset, "preset", "", "the scenario's preset (see arena list; default: the study's own)")
-	f.StringSliceVar(&levels, "levels", nil, "only these load levels of the preset, comma-separated (default: all)")
-	f.BoolVar(&quick, "quick", false, "a shorter form of the scenario, for a first look")
-	f.IntVar(&repeat, "repeat", 1, "measure every cell N times; the report gives medians and their spread")
-	f.DurationVar(&duration, "duration", 0, "length of the measured load (default: the preset's)")
-	f.DurationVar(&timeout, "timeout", 0, "per-request timeout (default: the preset's)")
-	f.BoolVar(&rebuild, "rebuild", false, "rebuild contenders even when their sources did not change")
-	f.BoolVar(&reverify, "reverify", false, "verify contenders even when this build already passed")
-	f.IntVar(&port, "port", 0, "start contenders on this port (default: a free port per start)")
-	f.StringVar(&runsDir, "out", "", "folder for runs/<id>/ (default: <lab>/runs)")
-	f.BoolVar(&profile, "profile", false, "record each contender's CPU profile over every load (JFR, V8, pprof) and draw flame graphs in the report; profilers cost some throughput")
-	f.StringVar(&runID, "id", "", "name the run's folder, which must not hold a run yet (default: its start and the scenario, e.g. 20261125-101500-sleep)")
-	f.StringToStringVar(&env, "env", nil, "set a contract variable for every level, e.g. WORKER_THREADS=11 (a contender gets only those it honours)")
+	rf.register(cmd)
 	return cmd
 }
 
-// commandOf is the command the results record: as typed, or for a server agent's run (named
-// by its coordinator with --id) the run's arguments as the coordinator forwarded them.
-func commandOf(cmd *cobra.Command, args []string, runID string) []string {
-	if runID == "" {
-		return os.Args
+// runFlags are arena run's flags: the run spec they build, and the coordinator's own
+// choices, where the load comes from and where the results go, which are not the run's.
+type runFlags struct {
+	lf                labFlags
+	af                agentFlags
+	spec              results.RunSpec
+	duration, timeout time.Duration
+	runsDir           string
+}
+
+func (rf *runFlags) register(cmd *cobra.Command) {
+	rf.lf.register(cmd)
+	rf.af.register(cmd)
+	f, s := cmd.Flags(), &rf.spec
+	f.StringSliceVar(&s.Contenders, "contenders", nil, "contenders to run, comma-separated (default: all; see arena list)")
+	f.StringVar(&s.Preset, "preset", "", "the scenario's preset (see arena list; default: the study's own)")
+	f.StringSliceVar(&s.Levels, "levels", nil, "only these load levels of the preset, comma-separated (default: all)")
+	f.BoolVar(&s.Quick, "quick", false, "a shorter form of the scenario, for a first look")
+	f.IntVar(&s.Repeat, "repeat", 1, "measure every cell N times; the report gives medians and their spread")
+	f.DurationVar(&rf.duration, "duration", 0, "length of the measured load (default: the preset's)")
+	f.DurationVar(&rf.timeout, "timeout", 0, "per-request timeout (default: the preset's)")
+	f.BoolVar(&s.Rebuild, "rebuild", false, "rebuild contenders even when their sources did not change")
+	f.BoolVar(&s.Reverify, "reverify", false, "verify contenders even when this build already passed")
+	f.IntVar(&s.Port, "port", 0, "start contenders on this port (default: a free port per start)")
+	f.StringVar(&rf.runsDir, "out", "", "folder for runs/<id>/ (default: <lab>/runs)")
+	f.BoolVar(&s.Profile, "profile", false, "record each contender's CPU profile over every load (JFR, V8, pprof) and draw flame graphs in the report; profilers cost some throughput")
+	f.StringVar(&s.ID, "id", "", "name the run's folder, which must not hold a run yet (default: its start and the scenario, e.g. 20261125-101500-sleep)")
+	f.StringToStringVar(&s.Env, "env", nil, "set a contract variable for every level, e.g. WORKER_THREADS=11 (a contender gets only those it honours)")
+}
+
+// specOf is the run spec the flags give for the scenario name.
+func (rf *runFlags) specOf(name string) results.RunSpec {
+	s := rf.spec
+	s.Scenario = name
+	s.DurationS, s.TimeoutS = rf.duration.Seconds(), rf.timeout.Seconds()
+	s.ServerCPUs, s.ClientCPUs, s.HeapMB = rf.lf.serverCPUs, rf.lf.clientCPUs, rf.lf.heapMB
+	return s
+}
+
+// checkSpec refuses a spec that cannot run, before any build: its scenario found, its
+// settings in range, its preset and levels the scenario's.
+func checkSpec(spec results.RunSpec) (scenario.Scenario, error) {
+	sc, err := scenarios.Find(spec.Scenario)
+	if err != nil {
+		return nil, err
 	}
-	return append([]string{"arena", "run"}, forwardedArgs(cmd, args)...)
+	if err := checkEnv(spec.Env); err != nil {
+		return nil, err
+	}
+	switch id := spec.ID; {
+	case spec.Repeat < 1 || spec.Repeat > 100:
+		return nil, fmt.Errorf("--repeat %d: give 1 to 100", spec.Repeat)
+	case spec.DurationS < 0 || spec.TimeoutS < 0:
+		return nil, errors.New("--duration and --timeout must be positive")
+	case spec.Port != 0 && (spec.Port < 1024 || spec.Port > 65535):
+		return nil, fmt.Errorf("--port %d: give 1024 to 65535, or 0 for a free port per start", spec.Port)
+	case id != "" && (strings.ContainsAny(id, `/\`) || id == "." || id == ".."):
+		return nil, fmt.Errorf("--id %q: a folder's name, without slashes", id)
+	}
+	plan, err := sc.Plan(lab.Options(spec)) // a bad preset or level fails before any build
+	if err != nil {
+		return nil, err
+	}
+	if _, err := plan.Filter(spec.Levels); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// runSpec carries out spec here, the lab's load from where af says, into runsDir (default:
+// <lab>/runs), recording command; it prints the run's summary to stdout and its progress to
+// stderr (after lead, once the run can begin), and returns the run's status ("" when none
+// began). `arena run` and a server agent both run a spec through it.
+func runSpec(ctx context.Context, spec results.RunSpec, af *agentFlags, runsDir string, command []string, lead string, stdout, stderr io.Writer) (string, error) {
+	sc, err := checkSpec(spec)
+	if err != nil {
+		return "", err
+	}
+	if spec.Port != 0 {
+		if err := contender.PortFree(spec.Port); err != nil {
+			return "", err
+		}
+	}
+	lf := labFlags{serverCPUs: spec.ServerCPUs, clientCPUs: spec.ClientCPUs, heapMB: spec.HeapMB}
+	l, ms, err := lf.openWith(stderr, spec.Contenders)
+	if err != nil {
+		return "", err
+	}
+	l.Hurry = hurryOf(ctx)
+	agents, stopAgents, err := af.open(ctx, l, stderr)
+	if err != nil {
+		return "", err
+	}
+	defer stopAgents()
+	l.Agents = agents
+	if runsDir == "" {
+		runsDir = filepath.Join(l.Root, "runs")
+	}
+	if spec.ID != "" {
+		if _, err := os.Stat(filepath.Join(runsDir, spec.ID, results.JSONFile)); err == nil {
+			return "", fmt.Errorf("--id %s: %s already holds a run; choose another name (arena reproduce --resume carries a stopped reproduction on)", spec.ID, filepath.Join(runsDir, spec.ID))
+		}
+	}
+	fmt.Fprint(stderr, lead)
+	fmt.Fprintf(stderr, "arena run %s: %d contender(s), contenders on CPU %s, client on CPU %s, heap %d MiB\n",
+		sc.Name(), len(ms), lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs), l.Settings.HeapMB)
+	if l.Agents != nil {
+		fmt.Fprintf(stderr, "arena run %s: %s\n", sc.Name(), describeAgents(l.Agents))
+	}
+	run, dir, runErr := l.Run(ctx, lab.RunOptions{Spec: spec, Scenario: sc, Contenders: ms, RunsDir: runsDir, Command: command})
+	if run == nil || dir == "" { // nothing measured, nowhere to write
+		return "", runErr
+	}
+	if repErr := reportRun(l, run, dir, stdout, stderr); runErr == nil {
+		runErr = repErr
+	}
+	return run.Status, runErr
+}
+
+// reportRun draws the run's report and prints its summary and where it is; an interrupted
+// run's error says so.
+func reportRun(l *lab.Lab, run *results.Run, dir string, stdout, stderr io.Writer) error {
+	reportPath := filepath.Join(dir, "report.html")
+	repErr := report.WriteFile(run, report.ChartLibPath(l.Root), reportPath)
+	printSummary(stdout, run)
+	fmt.Fprintf(stderr, "\nresults: %s\n", dir)
+	if repErr != nil {
+		fmt.Fprintf(stderr, "report: not written: %v\n", repErr)
+	} else {
+		fmt.Fprintf(stderr, "report:  %s\n", reportPath)
+	}
+	if run.Status == results.RunInterrupted {
+		fmt.Fprintln(stderr, "interrupted: finished cells are kept in the results")
+		return errors.Join(errInterrupted, repErr)
+	}
+	return repErr
 }
 
 // firstLook are the contenders of `arena run` with no scenario: one of each model study 004

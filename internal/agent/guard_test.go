@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/arena-lab/arena/internal/load"
+	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
 
@@ -134,7 +135,7 @@ func TestJobsOutsideTheBoundsGet400(t *testing.T) {
 // to its own coordinator too.
 func TestLoadAgentRefusesRuns(t *testing.T) {
 	url := guarded(t)
-	if code, _ := call(t, url, "POST", "/v1/run", testSecret, RunRequest{ID: "r1", Args: []string{"sleep"}}); code != http.StatusNotFound {
+	if code, _ := call(t, url, "POST", "/v1/run", testSecret, RunRequest{Spec: results.RunSpec{ID: "r1", Scenario: "sleep"}}); code != http.StatusNotFound {
 		t.Errorf("POST /v1/run on a load agent: %d, want 404", code)
 	}
 	if code, _ := call(t, url, "GET", "/v1/runs/r1", testSecret, nil); code != http.StatusNotFound {
@@ -148,24 +149,24 @@ func TestLoadAgentRefusesRuns(t *testing.T) {
 func TestBusyServerAgentAnswersOnlyItsCoordinator(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	s := &Server{Self: Self("srv"), Secret: testSecret, Targets: []string{"127.0.0.1"}, Resolve: resolverOf(openLoop()), RunsDir: t.TempDir(),
-		Run: func(ctx context.Context, args []string, out io.Writer) error {
+		Run: func(ctx context.Context, req RunRequest, runsDir string, out io.Writer) (string, error) {
 			close(started)
 			<-release
-			return nil
+			return results.RunComplete, nil
 		}}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	first := make(chan int)
 	go func() {
-		code, _ := call(t, srv.URL, "POST", "/v1/run", testSecret, RunRequest{ID: "first", Args: []string{"sleep"}})
+		code, _ := call(t, srv.URL, "POST", "/v1/run", testSecret, RunRequest{Spec: results.RunSpec{ID: "first", Scenario: "sleep"}})
 		first <- code
 	}()
 	<-started
 	other := strings.Repeat("f", len(testSecret))
-	if code, body := call(t, srv.URL, "POST", "/v1/run", other, RunRequest{ID: "second", Args: []string{"sleep"}}); code != http.StatusUnauthorized || strings.Contains(body, "busy") {
+	if code, body := call(t, srv.URL, "POST", "/v1/run", other, RunRequest{Spec: results.RunSpec{ID: "second", Scenario: "sleep"}}); code != http.StatusUnauthorized || strings.Contains(body, "busy") {
 		t.Errorf("another coordinator's run: %d %s, want a bare 401", code, body)
 	}
-	if code, body := call(t, srv.URL, "POST", "/v1/run", testSecret, RunRequest{ID: "second", Args: []string{"sleep"}}); code != http.StatusConflict {
+	if code, body := call(t, srv.URL, "POST", "/v1/run", testSecret, RunRequest{Spec: results.RunSpec{ID: "second", Scenario: "sleep"}}); code != http.StatusConflict {
 		t.Errorf("its own coordinator's second run: %d %s, want 409", code, body)
 	}
 	if code, body := call(t, srv.URL, "POST", "/v1/load", testSecret, validJob()); code != http.StatusConflict {

@@ -2,7 +2,7 @@ package agent
 
 import (
 	"archive/tar"
-	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -10,19 +10,21 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/arena-lab/arena/internal/results"
 )
 
 // The server agent's part of the protocol: the whole run on the contender's host.
 //
-//	POST /v1/run          RunRequest → the run's progress as text, line by line, then the
-//	                      line "arena-run-end: ok" or "arena-run-end: <error>"
+//	POST /v1/run          RunRequest → the run's events as JSON, one a line: its progress
+//	                      ({"progress": …}) as it comes, then its end ({"end": RunStatus})
 //	GET  /v1/runs/{id}    the run's folder as a gzipped tar, once it has ended
 //
 // The lab on that host builds, verifies, starts, probes and stops the contender exactly as
@@ -30,36 +32,52 @@ import (
 // code, not a second one. A coordinator that goes away (Ctrl-C) ends the run, which keeps
 // its finished cells; the coordinator then fetches the folder.
 
-// RunFunc runs `arena run` with args in this process, writing its progress to out.
-type RunFunc func(ctx context.Context, args []string, out io.Writer) error
+// RunFunc carries out req's run in this process, its folder in runsDir, writing its progress
+// to progress; it returns the run's status (a results.Run* status, "" when no run began) and
+// its error.
+type RunFunc func(ctx context.Context, req RunRequest, runsDir string, progress io.Writer) (string, error)
 
-// RunRequest is a run for a server agent: the `arena run` arguments (scenario, contenders,
-// levels, …; the agent adds where the results go) under a name the coordinator chose.
+// RunRequest is a run for a server agent: its spec (named by the coordinator: Spec.ID), and
+// the coordinator's placement, the load agents' addresses and the address they reach the
+// contender on. Where the results go is the agent's.
 type RunRequest struct {
-	ID   string   `json:"id"`
-	Args []string `json:"args"`
+	Spec          results.RunSpec `json:"spec"`
+	LoadAgents    []string        `json:"load_agents"`
+	ServerAddress string          `json:"server_address"`
+	// Command is the coordinator's command line, for the run's record.
+	Command []string `json:"command,omitempty"`
 }
 
-// RunEnd starts the last line of a run's progress.
-const RunEnd = "arena-run-end: "
+// RunEvent is one line of a run's answer: some of its progress, or its end.
+type RunEvent struct {
+	Progress string     `json:"progress,omitempty"`
+	End      *RunStatus `json:"end,omitempty"`
+}
+
+// RunStatus is how a remote run ended: its status (results.RunComplete, RunInterrupted or
+// RunFailed) and, when it failed, why.
+type RunStatus struct {
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
 
 var runID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
-// setByAgent are run flags a coordinator may not pass: the agent sets where results go, and
-// a server agent's run never launches agents of its own beyond the addresses it is given.
-var setByAgent = []string{"--out", "--id", "--hosts", "--kubernetes", "--agents"}
-
 // Check refuses a request the agent would not run.
 func (r RunRequest) Check() error {
-	if !runID.MatchString(r.ID) {
-		return fmt.Errorf("run id %q: letters, digits, '.', '_' or '-'", r.ID)
+	if !runID.MatchString(r.Spec.ID) {
+		return fmt.Errorf("run id %q: letters, digits, '.', '_' or '-'", r.Spec.ID)
 	}
-	for _, a := range r.Args {
-		for _, f := range setByAgent {
-			if a == f || strings.HasPrefix(a, f+"=") {
-				return fmt.Errorf("%s is the agent's to set", f)
-			}
+	if len(r.LoadAgents) > MaxParts {
+		return fmt.Errorf("%d load agents: at most %d", len(r.LoadAgents), MaxParts)
+	}
+	for _, a := range r.LoadAgents {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("load agent %q: give host:port", a)
 		}
+	}
+	if len(r.LoadAgents) > 0 && net.ParseIP(r.ServerAddress) == nil {
+		return fmt.Errorf("server address %q: give the IP address the load agents reach the contender on", r.ServerAddress)
 	}
 	return nil
 }
@@ -92,24 +110,28 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.runs.mu.Lock()
-	s.runs.current = req.ID
+	s.runs.current = req.Spec.ID
 	s.runs.mu.Unlock()
-	defer func() {
+	done := sync.OnceFunc(func() {
 		s.runs.mu.Lock()
 		s.runs.current = ""
 		s.runs.mu.Unlock()
 		s.busy.Store(false)
-	}()
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	})
+	defer done()
+	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
-	out := &flushWriter{w: w, f: http.NewResponseController(w)}
-	args := append(append([]string{}, req.Args...), "--out", s.runsDir(), "--id", req.ID)
-	err := s.Run(r.Context(), args, out)
-	end := "ok"
+	out := &eventWriter{enc: json.NewEncoder(w), f: http.NewResponseController(w)}
+	status, err := s.Run(r.Context(), req, s.runsDir(), out)
+	end := RunStatus{Status: status}
 	if err != nil {
-		end = strings.ReplaceAll(err.Error(), "\n", " ")
+		end.Error = err.Error()
+		if end.Status == "" || end.Status == results.RunRunning {
+			end.Status = results.RunFailed
+		}
 	}
-	fmt.Fprintf(out, "\n%s%s\n", RunEnd, end)
+	done() // free before the end is sent: the coordinator fetches the folder at once
+	out.end(end)
 }
 
 func (s *Server) serveRunFolder(w http.ResponseWriter, r *http.Request) {
@@ -135,19 +157,29 @@ func (s *Server) serveRunFolder(w http.ResponseWriter, r *http.Request) {
 	_ = writeTarGz(w, dir) // a cut archive fails the coordinator's extraction
 }
 
-// flushWriter sends each write at once: the coordinator shows the progress as it comes.
-type flushWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-	f  *http.ResponseController
+// eventWriter sends each write of progress at once, as a RunEvent: the coordinator shows
+// the progress as it comes.
+type eventWriter struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+	f   *http.ResponseController
 }
 
-func (f *flushWriter) Write(p []byte) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, err := f.w.Write(p)
-	_ = f.f.Flush()
-	return n, err
+func (e *eventWriter) Write(p []byte) (int, error) {
+	if err := e.send(RunEvent{Progress: string(p)}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (e *eventWriter) end(s RunStatus) { _ = e.send(RunEvent{End: &s}) }
+
+func (e *eventWriter) send(ev RunEvent) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	err := e.enc.Encode(ev)
+	_ = e.f.Flush()
+	return err
 }
 
 // writeTarGz writes dir's regular files and folders, paths relative to dir.
@@ -198,46 +230,44 @@ func writeTarGz(w io.Writer, dir string) error {
 }
 
 // RunRemote asks the server agent to carry out the run and copies its progress to progress
-// as it comes. It returns the run's own error, or an error when the run could not be asked
-// for or its end never came (the connection cut). ctx's end (Ctrl-C) ends the remote run,
-// which keeps its finished cells: fetch them with FetchRun.
-func (r *Remote) RunRemote(ctx context.Context, req RunRequest, progress io.Writer) error {
+// as it comes. It returns how the run ended, or an error when the run could not be asked for
+// or its end never came (the connection cut). ctx's end (Ctrl-C) ends the remote run, which
+// keeps its finished cells: fetch them with FetchRun.
+func (r *Remote) RunRemote(ctx context.Context, req RunRequest, progress io.Writer) (RunStatus, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return err
+		return RunStatus{}, err
 	}
-	hreq, err := r.request(ctx, http.MethodPost, "/v1/run", strings.NewReader(string(body)))
+	hreq, err := r.request(ctx, http.MethodPost, "/v1/run", bytes.NewReader(body))
 	if err != nil {
-		return err
+		return RunStatus{}, err
 	}
 	resp, err := r.client.Do(hreq)
 	if err != nil {
-		return fmt.Errorf("server agent %s: %w", r.hello.Name, err)
+		return RunStatus{}, fmt.Errorf("server agent %s: %w", r.hello.Name, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		var f Failure
 		if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&f) == nil && f.Error != "" {
-			return fmt.Errorf("server agent %s: %s", r.hello.Name, f.Error)
+			return RunStatus{}, fmt.Errorf("server agent %s: %s", r.hello.Name, f.Error)
 		}
-		return fmt.Errorf("server agent %s: %s", r.hello.Name, resp.Status)
+		return RunStatus{}, fmt.Errorf("server agent %s: %s", r.hello.Name, resp.Status)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if end, ok := strings.CutPrefix(line, RunEnd); ok {
-			if end == "ok" {
-				return nil
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var ev RunEvent
+		if err := dec.Decode(&ev); err != nil {
+			if ctx.Err() != nil {
+				return RunStatus{}, ctx.Err()
 			}
-			return errors.New(end)
+			return RunStatus{}, fmt.Errorf("server agent %s: the run's events ended without its end (%v): the connection was cut", r.hello.Name, err)
 		}
-		fmt.Fprintln(progress, line)
+		if ev.End != nil {
+			return *ev.End, nil
+		}
+		io.WriteString(progress, ev.Progress)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return fmt.Errorf("server agent %s: the run's progress ended without its end (%v): the connection was cut", r.hello.Name, sc.Err())
 }
 
 // FetchRun copies the run's folder from the server agent into runsDir/id, waiting (up to

@@ -65,11 +65,11 @@ func reproduction(t *testing.T) (*results.Reproduction, string) {
 	rep := &results.Reproduction{Schema: results.ReproductionSchema, ID: "reproduce-20261123-093000", Command: []string{"arena", "reproduce"},
 		Started: day, Finished: &finished, Status: results.RunComplete, Repeat: 2,
 		Steps: []results.Step{
-			{Part: results.PartStudies, Scenario: "isolation", Preset: "seed", Contenders: []string{"spring-mvc"}},
-			{Part: results.PartStudies, Scenario: "downstream", Preset: "seed", Contenders: []string{"spring-webflux", "spring-webflux-fn", "vertx"}, Run: "20261123-094000-downstream", Status: results.RunComplete},
-			{Part: results.PartStudies, Scenario: "downstream", Preset: "steady", Levels: []string{"self"}, Contenders: []string{"spring-webflux", "spring-webflux-fn", "vertx"}, Run: "20261123-095000-downstream", Status: results.RunComplete},
-			{Part: results.PartMatrix, Scenario: "downstream", Preset: "seed", Quick: true, Contenders: []string{"go-nethttp"}, Run: "20261123-100000-downstream", Status: results.RunComplete},
-			{Part: results.PartMatrix, Scenario: "stream", Preset: "default", Quick: true, Contenders: []string{"go-nethttp"}, Run: "20261123-101000-stream", Status: results.RunRunning}, // begun, never saved
+			{RunSpec: results.RunSpec{Scenario: "isolation", Preset: "seed", Contenders: []string{"spring-mvc"}}, Part: results.PartStudies},
+			{Part: results.PartStudies, RunSpec: results.RunSpec{Scenario: "downstream", Preset: "seed", Contenders: []string{"spring-webflux", "spring-webflux-fn", "vertx"}}, Run: "20261123-094000-downstream", Status: results.RunComplete},
+			{Part: results.PartStudies, RunSpec: results.RunSpec{Scenario: "downstream", Preset: "steady", Levels: []string{"self"}, Contenders: []string{"spring-webflux", "spring-webflux-fn", "vertx"}}, Run: "20261123-095000-downstream", Status: results.RunComplete},
+			{Part: results.PartMatrix, RunSpec: results.RunSpec{Scenario: "downstream", Preset: "seed", Quick: true, Contenders: []string{"go-nethttp"}}, Run: "20261123-100000-downstream", Status: results.RunComplete},
+			{Part: results.PartMatrix, RunSpec: results.RunSpec{Scenario: "stream", Preset: "default", Quick: true, Contenders: []string{"go-nethttp"}}, Run: "20261123-101000-stream", Status: results.RunRunning}, // begun, never saved
 		}}
 	study := downstreamRun(t, "20261123-094000-downstream", "seed", false, map[string][2]float64{
 		"spring-webflux": {2600, 2650}, "spring-webflux-fn": {2690, 2700}, "vertx": {6600, 6700}}, "spring-webflux", "spring-webflux-fn", "vertx")
@@ -239,7 +239,7 @@ func TestVerdictByCoreCount(t *testing.T) {
 	if err := results.Save(four, d); err != nil {
 		t.Fatal(err)
 	}
-	rep.Steps = append(rep.Steps, results.Step{Part: results.PartStudies, Scenario: "downstream", Preset: "seed", Contenders: []string{"spring-webflux", "spring-webflux-fn", "vertx"}, Run: four.ID, Status: results.RunComplete})
+	rep.Steps = append(rep.Steps, results.Step{Part: results.PartStudies, RunSpec: results.RunSpec{Scenario: "downstream", Preset: "seed", Contenders: []string{"spring-webflux", "spring-webflux-fn", "vertx"}}, Run: four.ID, Status: results.RunComplete})
 	f, err := Build(rep, dir)
 	if err != nil {
 		t.Fatal(err)

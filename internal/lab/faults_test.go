@@ -268,7 +268,7 @@ func TestRunsInTheSameSecondGetTheirOwnFolders(t *testing.T) {
 
 // runOptions is a run of the probe scenario on m, into runs.
 func runOptions(m *contender.Manifest, sc scenario.Scenario, runs string, repeat int) RunOptions {
-	return RunOptions{Scenario: sc, Contenders: []*contender.Manifest{m}, Repeat: repeat, RunsDir: runs, Command: []string{"arena", "run", "probe"}}
+	return RunOptions{Spec: results.RunSpec{Repeat: repeat}, Scenario: sc, Contenders: []*contender.Manifest{m}, RunsDir: runs, Command: []string{"arena", "run", "probe"}}
 }
 
 // A run whose results cannot be saved ends failed with a clear message, and loses nothing

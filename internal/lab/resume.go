@@ -3,23 +3,48 @@ package lab
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/arena-lab/arena/internal/results"
 )
 
-// resumable checks that a run can be carried on by a plan: the same scenario, preset, form
-// and repeats, or its cells would not be the plan's.
-func resumable(run *results.Run, scenario, preset string, quick bool, repeat int) error {
-	was := fmt.Sprintf("%s, preset %s, quick %v, repeat %d", run.Scenario.Name, run.Scenario.Preset, run.Scenario.Quick, run.Scenario.Repeat)
-	now := fmt.Sprintf("%s, preset %s, quick %v, repeat %d", scenario, preset, quick, repeat)
-	if was != now {
-		return fmt.Errorf("cannot resume run %s (%s) as %s: a resumed run keeps its plan", run.ID, was, now)
-	}
+// resumable checks that a run can be carried on by spec in env: a run recorded with
+// another plan, or on another machine, lab or arena, would mix cells that measure different
+// things. Each difference is named; with force the resume goes on and they are returned, for
+// the run's notes.
+func resumable(run *results.Run, spec results.RunSpec, preset string, env results.Environment, force bool) ([]string, error) {
 	if run.Status == results.RunComplete {
-		return fmt.Errorf("run %s is complete: nothing to resume", run.ID)
+		return nil, fmt.Errorf("run %s is complete: nothing to resume", run.ID)
 	}
-	return nil
+	now := spec
+	now.Preset = preset // the preset the plan resolved, as the run recorded it
+	was := recordedSpec(run, now)
+	diffs := was.Differences(now)
+	for _, d := range run.Env.Differences(env) {
+		if !slices.Contains(diffs, d) {
+			diffs = append(diffs, d)
+		}
+	}
+	if len(diffs) == 0 || force {
+		return diffs, nil
+	}
+	return nil, fmt.Errorf("cannot resume run %s: it was measured otherwise than this resume would measure it:\n  %s\n"+
+		"carry on in a lab like the run's, or pass --force-resume (recorded in the run's notes)", run.ID, strings.Join(diffs, "\n  "))
+}
+
+// recordedSpec is the spec run was recorded with; for a run recorded before specs, now with
+// what its scenario says of it (the rest, not recorded, is not compared; its environment is).
+func recordedSpec(run *results.Run, now results.RunSpec) results.RunSpec {
+	if run.Spec != nil {
+		s := *run.Spec
+		s.Preset = run.Scenario.Preset
+		return s
+	}
+	s := now
+	s.Scenario, s.Preset, s.Quick = run.Scenario.Name, run.Scenario.Preset, run.Scenario.Quick
+	s.Repeat, s.Profile = run.Scenario.Repeat, run.Scenario.Profiled
+	return s
 }
 
 // finishedCells are the cells of a stopped run that need no second measurement: every one
@@ -42,9 +67,13 @@ func hasCell(cells []results.Cell, contender, level string, repeat int) bool {
 }
 
 // resumeNote says when a run was resumed and what it kept, for the environment's notes.
-func resumeNote(was *results.Run, kept int) string {
-	return fmt.Sprintf("Resumed at %s: %d finished cell(s) kept from the run begun %s; the rest measured after.",
+func resumeNote(was *results.Run, kept int, forced []string) string {
+	note := fmt.Sprintf("Resumed at %s: %d finished cell(s) kept from the run begun %s; the rest measured after.",
 		time.Now().Format(time.RFC3339), kept, was.Started.Format(time.RFC3339))
+	if len(forced) > 0 {
+		note += " Resumed with --force-resume although " + strings.Join(forced, "; ") + ": cells before and after the resume are not alike."
+	}
+	return note
 }
 
 // rebuiltNotes name the contenders whose build changed since the resumed run began: its

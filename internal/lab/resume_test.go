@@ -37,27 +37,69 @@ func TestFinishedCells(t *testing.T) {
 	}
 }
 
-// Only a stopped run of the same plan is carried on.
+// Only a stopped run of the same plan is carried on; every difference is named.
 func TestResumable(t *testing.T) {
 	run := stoppedRun()
-	if err := resumable(run, "sleep", "seed", false, 2); err != nil {
+	same := results.RunSpec{Scenario: "sleep", Repeat: 2}
+	if _, err := resumable(run, same, "seed", run.Env, false); err != nil {
 		t.Fatalf("the same plan: %v", err)
 	}
 	for _, tt := range []struct {
-		scenario, preset string
-		quick            bool
-		repeat           int
+		spec   results.RunSpec
+		preset string
+		want   string
 	}{
-		{"downstream", "seed", false, 2}, {"sleep", "steady", false, 2}, {"sleep", "seed", true, 2}, {"sleep", "seed", false, 3},
+		{results.RunSpec{Scenario: "downstream", Repeat: 2}, "seed", "scenario: sleep → downstream"},
+		{same, "steady", "preset: seed → steady"},
+		{results.RunSpec{Scenario: "sleep", Quick: true, Repeat: 2}, "seed", "quick: false → true"},
+		{results.RunSpec{Scenario: "sleep", Repeat: 3}, "seed", "repeat: 2 → 3"},
 	} {
-		err := resumable(run, tt.scenario, tt.preset, tt.quick, tt.repeat)
-		if err == nil || !strings.Contains(err.Error(), "cannot resume run 20261123-100000-sleep (sleep, preset seed, quick false, repeat 2)") {
-			t.Errorf("resuming as %+v: %v", tt, err)
+		_, err := resumable(run, tt.spec, tt.preset, run.Env, false)
+		if err == nil || !strings.Contains(err.Error(), "cannot resume run 20261123-100000-sleep") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("resuming as %+v: %v", tt.spec, err)
 		}
 	}
 	run.Status = results.RunComplete
-	if err := resumable(run, "sleep", "seed", false, 2); err == nil || !strings.Contains(err.Error(), "complete: nothing to resume") {
+	if _, err := resumable(run, same, "seed", run.Env, false); err == nil || !strings.Contains(err.Error(), "complete: nothing to resume") {
 		t.Errorf("a complete run: %v", err)
+	}
+}
+
+// A resume with another heap (or other CPUs, or on another machine) is refused, naming each
+// difference; --force-resume carries on, and the run's notes say what it carried on despite.
+func TestResumeRefusesAnotherLab(t *testing.T) {
+	run := stoppedRun()
+	spec := results.RunSpec{Scenario: "sleep", Preset: "seed", Contenders: []string{"netty", "spring-mvc"}, Repeat: 2,
+		ServerCPUs: "1", ClientCPUs: "0", HeapMB: 512}
+	run.Spec = &spec
+	run.Env = results.Environment{Cores: 8, CPUModel: "EPYC", HeapMB: 512, ServerCPUs: "1", ClientCPUs: "0", ArenaRev: "abc"}
+	now := spec
+	now.HeapMB = 1024
+	env := run.Env
+	env.HeapMB, env.CPUModel = 1024, "Xeon"
+	_, err := resumable(run, now, "seed", env, false)
+	if err == nil {
+		t.Fatal("a resume with another heap was carried on")
+	}
+	for _, want := range []string{"heap_mb: 512 → 1024", "cpu_model: EPYC → Xeon", "--force-resume"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal %q does not say %q", err, want)
+		}
+	}
+	if strings.Count(err.Error(), "heap_mb") != 1 {
+		t.Errorf("the heap named twice: %q", err)
+	}
+	forced, err := resumable(run, now, "seed", env, true)
+	if err != nil || len(forced) != 2 {
+		t.Fatalf("--force-resume: %v, differences %v", err, forced)
+	}
+	if n := resumeNote(run, 2, forced); !strings.Contains(n, "--force-resume although heap_mb: 512 → 1024; cpu_model: EPYC → Xeon") {
+		t.Errorf("the note %q does not record the forced resume", n)
+	}
+	port := spec
+	port.Port, port.Rebuild, port.ID = 8080, true, "other"
+	if _, err := resumable(run, port, "seed", run.Env, false); err != nil {
+		t.Errorf("a port, a rebuild or an id changes nothing measured: %v", err)
 	}
 }
 
@@ -69,7 +111,7 @@ func TestRebuiltNotes(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], "spring-mvc was rebuilt since the run began (build bbb, then ccc)") {
 		t.Errorf("notes %v", notes)
 	}
-	if n := resumeNote(stoppedRun(), 2); !strings.Contains(n, "2 finished cell(s) kept from the run begun 2026-11-23T10:00:00Z") {
+	if n := resumeNote(stoppedRun(), 2, nil); !strings.Contains(n, "2 finished cell(s) kept from the run begun 2026-11-23T10:00:00Z") {
 		t.Errorf("resume note %q", n)
 	}
 }

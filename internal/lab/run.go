@@ -39,29 +39,27 @@ type Lab struct {
 	options  scenario.Options
 }
 
-// RunOptions are one run's choices.
+// RunOptions are one run: its spec, with the scenario and contenders it names found, and
+// where it is written. The lab's CPUs and heap are the spec's (the caller opened the lab
+// with them); the run records the spec as the lab ran it.
 type RunOptions struct {
+	Spec       results.RunSpec
 	Scenario   scenario.Scenario
-	Options    scenario.Options
 	Contenders []*contender.Manifest
-	Repeat     int
-	Rebuild    bool
-	Reverify   bool
-	Levels     []string // only these levels of the plan (all when empty)
-	Port       int      // 0: a free port per start
-	RunsDir    string   // where runs/<id>/ goes
+	RunsDir    string // where runs/<id>/ goes
 	Command    []string
-	// Env sets contract variables for every level, over the plan's (e.g. WORKER_THREADS=11,
-	// to see what a setting changes); a contender gets only those it honours.
-	Env map[string]string
-	// ID names the run's folder (default: its start and scenario).
-	ID string
-	// Profile records every cell's CPU profile of the contender over its load (see
-	// internal/profile); profilers cost the contenders some throughput.
-	Profile bool
 	// Resume carries on a run stopped part-way, in its folder: its finished cells are kept
-	// and not measured again; an interrupted one is measured again.
-	Resume *results.Run
+	// and not measured again; an interrupted one is measured again. A resume whose spec or
+	// environment differs from the run's in what it measures is refused, unless ForceResume,
+	// which the run's notes then record.
+	Resume      *results.Run
+	ForceResume bool
+}
+
+// Options are the spec's options for its scenario's plan.
+func Options(s results.RunSpec) scenario.Options {
+	return scenario.Options{Preset: s.Preset, Quick: s.Quick,
+		Duration: time.Duration(s.DurationS * float64(time.Second)), Timeout: time.Duration(s.TimeoutS * float64(time.Second))}
 }
 
 // ErrNothingToMeasure means every contender failed to build or verify.
@@ -71,44 +69,44 @@ var ErrNothingToMeasure = errors.New("no contender passed build and verify: noth
 // cell; when ctx ends (Ctrl-C) the cell under way is recorded as interrupted, the server
 // is stopped, and what was finished is kept.
 func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, error) {
-	plan, err := o.Scenario.Plan(o.Options)
+	spec := l.specOf(o)
+	plan, err := o.Scenario.Plan(Options(spec))
 	if err != nil {
 		return nil, "", err
 	}
-	if plan, err = plan.Filter(o.Levels); err != nil {
+	if plan, err = plan.Filter(spec.Levels); err != nil {
 		return nil, "", err
 	}
-	plan = plan.WithEnv(o.Env)
+	plan = plan.WithEnv(spec.Env)
 	if l.Agents != nil {
 		if err := splittable(l.Agents.Fleet, plan.Levels); err != nil {
 			return nil, "", err
 		}
-		l.scenario, l.options = o.Scenario.Name(), o.Options
-	}
-	if o.Repeat < 1 {
-		o.Repeat = 1
+		l.scenario, l.options = o.Scenario.Name(), Options(spec)
 	}
 	for _, note := range sweepStaleCgroups() {
 		l.Progress.Note(note)
 	}
 	defer hostCgroups.restore()
 	started := time.Now()
-	id := cmp.Or(o.ID, started.Format("20060102-150405")+"-"+o.Scenario.Name())
+	spec.ID = cmp.Or(spec.ID, started.Format("20060102-150405")+"-"+o.Scenario.Name())
+	env := Environment(l.Root, l.Settings, l.ServerCPUs, l.ClientCPUs)
 	var kept []results.Cell
+	var forced []string
 	if o.Resume != nil {
-		if err := resumable(o.Resume, o.Scenario.Name(), plan.Preset, o.Options.Quick, o.Repeat); err != nil {
+		if forced, err = resumable(o.Resume, spec, plan.Preset, env, o.ForceResume); err != nil {
 			return nil, "", err
 		}
-		id, started, kept = o.Resume.ID, o.Resume.Started, finishedCells(o.Resume.Cells)
-		o.Profile = o.Resume.Scenario.Profiled // a resumed run keeps its plan
+		spec.ID, started, kept = o.Resume.ID, o.Resume.Started, finishedCells(o.Resume.Cells)
 	}
 	run := &results.Run{
-		Schema: results.SchemaVersion, ID: id, Command: o.Command, Started: started, Status: results.RunRunning,
+		Schema: results.SchemaVersion, ID: spec.ID, Command: o.Command, Started: started, Status: results.RunRunning,
+		Spec: &spec, ForcedResume: forced,
 		Scenario: results.ScenarioInfo{
 			Name: o.Scenario.Name(), Title: o.Scenario.Title(), Study: o.Scenario.Study(),
-			Preset: plan.Preset, Quick: o.Options.Quick, Repeat: o.Repeat, Notes: plan.Notes, Profiled: o.Profile,
+			Preset: plan.Preset, Quick: spec.Quick, Repeat: spec.Repeat, Notes: plan.Notes, Profiled: spec.Profile,
 		},
-		Env:   Environment(l.Root, l.Settings, l.ServerCPUs, l.ClientCPUs),
+		Env:   env,
 		Cells: kept,
 	}
 	if l.Agents != nil {
@@ -117,7 +115,7 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 	}
 	if o.Resume != nil {
 		run.Command = o.Resume.Command
-		run.Env.Notes = append(run.Env.Notes, resumeNote(o.Resume, len(kept)))
+		run.Env.Notes = append(run.Env.Notes, resumeNote(o.Resume, len(kept), forced))
 	}
 	run.Scenario.Headline = plan.Headline
 	run.Scenario.Duration, run.Scenario.Timeout = shared(plan.Levels)
@@ -127,16 +125,17 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 	// A folder of its own for every run; one the caller named (a reproduction's step, a
 	// resumed run) is the caller's to reuse.
 	var dir string
-	if o.Resume != nil || o.ID != "" {
-		dir, err = reopenRunDir(o.RunsDir, id)
+	if o.Resume != nil || o.Spec.ID != "" {
+		dir, err = reopenRunDir(o.RunsDir, spec.ID)
 	} else {
-		run.ID, dir, err = makeRunDir(o.RunsDir, id)
+		run.ID, dir, err = makeRunDir(o.RunsDir, spec.ID)
+		spec.ID = run.ID
 	}
 	if err != nil {
 		return l.failed(run, "", err)
 	}
 
-	measured := l.prepare(ctx, o, run, filepath.Join(dir, "logs"), features(plan.Levels))
+	measured := l.prepare(ctx, o.Contenders, spec, run, filepath.Join(dir, "logs"), features(plan.Levels))
 	if o.Resume != nil {
 		run.Env.Notes = append(run.Env.Notes, rebuiltNotes(o.Resume.Contenders, run.Contenders)...)
 	}
@@ -156,10 +155,10 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 
 	var cells []cellPlan
 	for _, lv := range plan.Levels {
-		for r := 1; r <= o.Repeat; r++ {
+		for r := 1; r <= spec.Repeat; r++ {
 			for _, m := range measured { // contenders interleaved, so drift hits them alike
 				if !hasCell(kept, m.Name, lv.Name, r) {
-					cells = append(cells, cellPlan{m: m, level: lv, repeat: r, profile: o.Profile})
+					cells = append(cells, cellPlan{m: m, level: lv, repeat: r, profile: spec.Profile})
 				}
 			}
 		}
@@ -185,7 +184,7 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 		case broken[c.m.Name+"\x00"+c.level.Group]:
 			cell = c.notRun(results.OutcomeSkipped, "a lower level of "+c.level.Group+" already broke")
 		default:
-			cell = l.runCell(ctx, c, dir, o.Port)
+			cell = l.runCell(ctx, c, dir, spec.Port)
 			if plan.Broken != nil && c.level.Group != "" && plan.Broken(cell) {
 				broken[c.m.Name+"\x00"+c.level.Group] = true
 			}
@@ -203,12 +202,27 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 	return l.finish(run, dir, o.Scenario, results.RunComplete)
 }
 
+// specOf is the run's spec as the lab runs it: its CPUs and heap, the contenders found, at
+// least one repeat.
+func (l *Lab) specOf(o RunOptions) results.RunSpec {
+	spec := o.Spec
+	spec.Scenario = o.Scenario.Name()
+	spec.ServerCPUs, spec.ClientCPUs, spec.HeapMB = FormatCPUs(l.ServerCPUs), FormatCPUs(l.ClientCPUs), l.Settings.HeapMB
+	spec.Contenders = nil
+	for _, m := range o.Contenders {
+		spec.Contenders = append(spec.Contenders, m.Name)
+	}
+	spec.Repeat = max(spec.Repeat, 1)
+	spec.Levels = slices.Clone(spec.Levels)
+	return spec
+}
+
 // prepare builds and verifies each contender, recording both; it returns those fit to measure:
 // those that passed the groups of checks the plan's features need.
-func (l *Lab) prepare(ctx context.Context, o RunOptions, run *results.Run, logDir string, features []string) []*contender.Manifest {
+func (l *Lab) prepare(ctx context.Context, ms []*contender.Manifest, spec results.RunSpec, run *results.Run, logDir string, features []string) []*contender.Manifest {
 	builder := l.Builder()
 	var measured []*contender.Manifest
-	for _, m := range o.Contenders {
+	for _, m := range ms {
 		info := results.Contender{Name: m.Name, Description: m.Description, Stack: m.Stack, Model: m.Model,
 			Runtime: m.Runtime, Knobs: m.Knobs, Notes: m.Notes, Verified: results.VerifySkipped}
 		if ctx.Err() != nil {
@@ -216,7 +230,7 @@ func (l *Lab) prepare(ctx context.Context, o RunOptions, run *results.Run, logDi
 			continue
 		}
 		l.Progress.Step("build " + m.Name)
-		b, err := builder.Build(ctx, m, o.Rebuild)
+		b, err := builder.Build(ctx, m, spec.Rebuild)
 		info.BuildHash = b.Hash
 		if err != nil {
 			info.Verified = results.VerifyFailedBecause("build: " + firstLine(err.Error()))
@@ -226,7 +240,7 @@ func (l *Lab) prepare(ctx context.Context, o RunOptions, run *results.Run, logDi
 		}
 		l.Progress.Done(cachedOr(b.Built, b.Duration))
 		groups := VerifyGroups(m, features)
-		rep, _, err := l.VerifyCached(ctx, m, b.Hash, logDir, o.Reverify, groups)
+		rep, _, err := l.VerifyCached(ctx, m, b.Hash, logDir, spec.Reverify, groups)
 		switch {
 		case err != nil:
 			info.Verified = results.VerifyFailedBecause(err.Error())

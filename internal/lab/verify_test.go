@@ -103,7 +103,7 @@ func TestPrepareMeasuresWhenTheNeededGroupsPassed(t *testing.T) {
 	}{{nil, true, "generated still moving"}, {[]string{"stream"}, false, "exited with code 7"}} {
 		keep(t, l, m, hash, httpPassedStreamFailed)
 		run := &results.Run{}
-		got := l.prepare(context.Background(), RunOptions{Contenders: []*contender.Manifest{m}}, run, t.TempDir(), tc.features)
+		got := l.prepare(context.Background(), []*contender.Manifest{m}, results.RunSpec{}, run, t.TempDir(), tc.features)
 		if measured := slices.Contains(got, m); measured != tc.measured {
 			t.Errorf("features %v: measured %v, want %v", tc.features, measured, tc.measured)
 		}

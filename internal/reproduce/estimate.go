@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/arena-lab/arena/internal/lab"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
@@ -24,7 +25,7 @@ const prepareEst = 65 * time.Second
 // Estimate is how long step takes at repeat: each cell's planned load, its warm-ups and its
 // start and stop, for every level, repeat and contender. runtimes names each contender's.
 func Estimate(step results.Step, sc scenario.Scenario, runtimes map[string]string, repeat int) (time.Duration, error) {
-	plan, err := sc.Plan(stepOptions(step))
+	plan, err := sc.Plan(lab.Options(step.RunSpec))
 	if err != nil {
 		return 0, err
 	}

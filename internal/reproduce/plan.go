@@ -82,8 +82,8 @@ func (o Options) studyRepeat() int  { return cmp.Or(o.Repeat, DefaultStudyRepeat
 func (o Options) matrixRepeat() int { return cmp.Or(o.MatrixRepeat, DefaultMatrixRepeat) }
 
 func stepOf(part, name string, f scenario.Form, contenders []string, quick bool, repeat int) results.Step {
-	return results.Step{Part: part, Scenario: name, Preset: f.Preset, Quick: f.Quick || quick, Levels: f.Levels,
-		DurationS: f.Duration.Seconds(), Repeat: repeat, Contenders: contenders, Why: f.Why}
+	return results.Step{Part: part, Why: f.Why, RunSpec: results.RunSpec{Scenario: name, Preset: f.Preset, Quick: f.Quick || quick,
+		Levels: f.Levels, DurationS: f.Duration.Seconds(), Repeat: repeat, Contenders: contenders}}
 }
 
 // RepeatOf is how many times step's cells are measured: its own count, or in a reproduction
@@ -91,11 +91,6 @@ func stepOf(part, name string, f scenario.Form, contenders []string, quick bool,
 // with).
 func RepeatOf(rep *results.Reproduction, step results.Step) int {
 	return max(cmp.Or(step.Repeat, rep.Repeat), 1)
-}
-
-// stepOptions are a step's form as a plan's options.
-func stepOptions(s results.Step) scenario.Options {
-	return scenario.Options{Preset: s.Preset, Quick: s.Quick, Duration: seconds(s.DurationS)}
 }
 
 // onlyFilter turns --only into a test of a step; an unknown word is an error that lists the

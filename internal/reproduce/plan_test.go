@@ -125,21 +125,21 @@ func TestEstimate(t *testing.T) {
 		}
 		return d
 	}
-	java := est(results.Step{Scenario: "isolation", Preset: "seed", Contenders: []string{"spring-mvc"}}, 1)
+	java := est(results.Step{RunSpec: results.RunSpec{Scenario: "isolation", Preset: "seed", Contenders: []string{"spring-mvc"}}}, 1)
 	// 60 s of load, 12 s of drain, three warm-ups of about 5 s and 9 s to start and stop.
 	if java != 96*time.Second {
 		t.Errorf("spring-mvc at the seed: %s, want 1m36s", java)
 	}
-	if g := est(results.Step{Scenario: "isolation", Preset: "seed", Contenders: []string{"go-nethttp"}}, 1); g != 88*time.Second {
+	if g := est(results.Step{RunSpec: results.RunSpec{Scenario: "isolation", Preset: "seed", Contenders: []string{"go-nethttp"}}}, 1); g != 88*time.Second {
 		t.Errorf("go-nethttp at the seed: %s, want 1m28s", g)
 	}
-	if r3 := est(results.Step{Scenario: "isolation", Preset: "seed", Contenders: []string{"spring-mvc"}}, 3); r3 != 3*java {
+	if r3 := est(results.Step{RunSpec: results.RunSpec{Scenario: "isolation", Preset: "seed", Contenders: []string{"spring-mvc"}}}, 3); r3 != 3*java {
 		t.Errorf("3 repeats: %s, want %s", r3, 3*java)
 	}
-	if q := est(results.Step{Scenario: "isolation", Preset: "seed", Quick: true, Contenders: []string{"spring-mvc"}}, 1); q >= java {
+	if q := est(results.Step{RunSpec: results.RunSpec{Scenario: "isolation", Preset: "seed", Quick: true, Contenders: []string{"spring-mvc"}}}, 1); q >= java {
 		t.Errorf("quick %s is no shorter than %s", q, java)
 	}
-	if _, err := Estimate(results.Step{Scenario: "isolation", Preset: "seed", Contenders: []string{"x"}}, sc, map[string]string{"x": "cobol"}, 1); err == nil {
+	if _, err := Estimate(results.Step{RunSpec: results.RunSpec{Scenario: "isolation", Preset: "seed", Contenders: []string{"x"}}}, sc, map[string]string{"x": "cobol"}, 1); err == nil {
 		t.Error("a runtime without an estimate")
 	}
 }
@@ -226,7 +226,7 @@ func TestRepeatOfKeepsTheRecordedCount(t *testing.T) {
 	if n := RepeatOf(old, results.Step{Part: results.PartStudies}); n != 1 {
 		t.Errorf("an old reproduction of 1 repeat resumes at %d", n)
 	}
-	if n := RepeatOf(&results.Reproduction{Repeat: 3}, results.Step{Part: results.PartMatrix, Repeat: 1}); n != 1 {
+	if n := RepeatOf(&results.Reproduction{Repeat: 3}, results.Step{RunSpec: results.RunSpec{Repeat: 1}, Part: results.PartMatrix}); n != 1 {
 		t.Errorf("a matrix step of 1 repeat runs %d", n)
 	}
 	if n := RepeatOf(&results.Reproduction{}, results.Step{}); n != 1 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,6 +28,9 @@ type Runner struct {
 	Out       io.Writer // a line per step (stderr)
 	// After is told of each run as it ends: its report and summary are the caller's.
 	After func(run *results.Run, dir string)
+	// ForceResume carries a step on although its run was measured otherwise (another heap,
+	// other CPUs, another machine or arena): the run's notes and the step record it.
+	ForceResume bool
 }
 
 // Run carries out every step of rep that is not complete, in dir, saving rep as it goes:
@@ -69,13 +73,12 @@ func (r *Runner) step(ctx context.Context, rep *results.Reproduction, i int, dir
 	var resume *results.Run
 	if st.Run == "" {
 		st.Run = newRunID(dir, st.Scenario, time.Now())
-	} else if prev, err := results.Load(filepath.Join(dir, st.Run)); err == nil {
-		if prev.Status == results.RunComplete {
-			st.Status = prev.Status
-			fmt.Fprintf(r.Out, "%s: complete, run %s\n", head, st.Run)
-			return results.SaveReproduction(rep, dir)
-		}
-		resume = prev // a run that never saved a results.json begins again under its id
+	} else if resume, err = begun(dir, i, st.Run); err != nil {
+		return err
+	} else if resume != nil && resume.Status == results.RunComplete {
+		st.Status = resume.Status
+		fmt.Fprintf(r.Out, "%s: complete, run %s\n", head, st.Run)
+		return results.SaveReproduction(rep, dir)
 	}
 	st.Status = results.RunRunning
 	if err := results.SaveReproduction(rep, dir); err != nil {
@@ -86,12 +89,12 @@ func (r *Runner) step(ctx context.Context, rep *results.Reproduction, i int, dir
 		how = "carrying on run " + st.Run
 	}
 	fmt.Fprintf(r.Out, "%s (%s; reproduction ETA %s)\n", head, how, round(Left(rep.Steps[i:])))
-	run, runDir, err := r.Lab.Run(ctx, lab.RunOptions{
-		Scenario: sc, Options: stepOptions(*st), Contenders: ms, Levels: st.Levels,
-		Repeat: RepeatOf(rep, *st), RunsDir: dir, ID: st.Run, Resume: resume, Command: rep.Command,
-	})
+	spec := st.RunSpec
+	spec.Repeat, spec.ID = RepeatOf(rep, *st), st.Run
+	run, runDir, err := r.Lab.Run(ctx, lab.RunOptions{Spec: spec, Scenario: sc, Contenders: ms,
+		RunsDir: dir, Resume: resume, ForceResume: r.ForceResume, Command: rep.Command})
 	if run != nil {
-		st.Status = run.Status
+		st.Status, st.Forced = run.Status, append(st.Forced, run.ForcedResume...)
 		if r.After != nil {
 			r.After(run, runDir)
 		}
@@ -100,6 +103,21 @@ func (r *Runner) step(ctx context.Context, rep *results.Reproduction, i int, dir
 		return fmt.Errorf("step %d (%s): %w", i+1, st.Scenario, err)
 	}
 	return results.SaveReproduction(rep, dir)
+}
+
+// begun is step i's run as it was saved in dir, or nil when it never saved a results.json
+// (it begins again under its id). A results.json that cannot be read (cut, or of a newer
+// schema) stops the reproduction: beginning again would overwrite what it holds.
+func begun(dir string, i int, id string) (*results.Run, error) {
+	path := filepath.Join(dir, id, results.JSONFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	prev, err := results.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("step %d: cannot read its run's results (%w): the resume stops rather than measure the step again over them; move %s aside to measure it again", i+1, err, path)
+	}
+	return prev, nil
 }
 
 func (r *Runner) end(rep *results.Reproduction, dir, status string) error {

@@ -36,26 +36,22 @@ const (
 	PartMatrix  = "matrix"
 )
 
-// Step is one run of a reproduction: a scenario in one form on some contenders.
+// Step is one run of a reproduction: a scenario in one form on some contenders, as the run
+// spec it is carried out with (its scenario, preset, quick, levels, duration_s, repeat and
+// contenders; the lab's CPUs and heap are the reproduction's, its id is Run).
 type Step struct {
-	Part     string   `json:"part"` // PartStudies or PartMatrix
-	Scenario string   `json:"scenario"`
-	Preset   string   `json:"preset"`
-	Quick    bool     `json:"quick,omitempty"`
-	Levels   []string `json:"levels,omitempty"` // all of the preset's when empty
-	// DurationS is the measured load's length in seconds, where the step sets it (0: the
-	// preset's).
-	DurationS float64 `json:"duration_s,omitempty"`
-	// Repeat is how many times each of the step's cells is measured (0, in a reproduction
-	// recorded before steps kept their own: the reproduction's Repeat).
-	Repeat     int      `json:"repeat,omitempty"`
-	Contenders []string `json:"contenders"`
-	Why        string   `json:"why"`
+	Part string `json:"part"` // PartStudies or PartMatrix
+	// RunSpec's Repeat is 0 in a reproduction recorded before steps kept their own: the
+	// reproduction's Repeat.
+	RunSpec
+	Why string `json:"why"`
 	// EstimateS is the planned length in seconds: loads, warm-ups, starts and stops.
 	EstimateS float64 `json:"estimate_s"`
 	// Run is the run's id (its folder), once begun; Status its status when last seen.
 	Run    string `json:"run,omitempty"`
 	Status string `json:"status,omitempty"`
+	// Forced are the differences a resume with --force-resume carried this step on despite.
+	Forced []string `json:"forced,omitempty"`
 }
 
 // SaveReproduction writes rep's record into dir, atomically.

@@ -18,19 +18,25 @@ const SchemaVersion = "arena.results/v2"
 
 // Run is one invocation of `arena run`: every cell it measured and what they add up to.
 type Run struct {
-	Schema     string        `json:"schema"`
-	ID         string        `json:"id"`
-	Command    []string      `json:"command"`
-	Started    time.Time     `json:"started"`
-	Finished   *time.Time    `json:"finished,omitempty"`
-	Status     string        `json:"status"` // one of the Run* statuses
-	Scenario   ScenarioInfo  `json:"scenario"`
-	Env        Environment   `json:"environment"`
-	Contenders []Contender   `json:"contenders"`
-	Cells      []Cell        `json:"cells"`
-	Summary    []CellSummary `json:"summary"`  // repeats combined, per contender × level
-	Verdicts   []Verdict     `json:"verdicts"` // per contender
-	Claims     []Claim       `json:"claims"`   // the study's conclusions, judged
+	Schema   string     `json:"schema"`
+	ID       string     `json:"id"`
+	Command  []string   `json:"command"`
+	Started  time.Time  `json:"started"`
+	Finished *time.Time `json:"finished,omitempty"`
+	Status   string     `json:"status"` // one of the Run* statuses
+	// Spec is what was asked for, as the lab ran it (absent in runs recorded before specs):
+	// a resumed run is held to it.
+	Spec *RunSpec `json:"spec,omitempty"`
+	// ForcedResume are the differences from Spec and Env that a resume with --force-resume
+	// carried the run on despite: its cells before and after are not alike.
+	ForcedResume []string      `json:"forced_resume,omitempty"`
+	Scenario     ScenarioInfo  `json:"scenario"`
+	Env          Environment   `json:"environment"`
+	Contenders   []Contender   `json:"contenders"`
+	Cells        []Cell        `json:"cells"`
+	Summary      []CellSummary `json:"summary"`  // repeats combined, per contender × level
+	Verdicts     []Verdict     `json:"verdicts"` // per contender
+	Claims       []Claim       `json:"claims"`   // the study's conclusions, judged
 }
 
 // Interference is what ran on the lab's CPUs besides the lab during a cell's load, in % of

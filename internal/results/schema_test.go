@@ -13,6 +13,11 @@ import (
 	streamload "github.com/arena-lab/arena/internal/stream"
 )
 
+// fullSpec has every field of a run spec set.
+var fullSpec = results.RunSpec{Scenario: "s", Preset: "seed", Quick: true, DurationS: 10, TimeoutS: 5, Levels: []string{"l"},
+	Contenders: []string{"x"}, Repeat: 3, Env: map[string]string{"WORKER_THREADS": "11"}, Profile: true, Port: 8080,
+	ServerCPUs: "1", ClientCPUs: "0", HeapMB: 512, Rebuild: true, Reverify: true, ID: "r"}
+
 // everyKindOfRun has a cell of every kind of load a scenario plans (an open loop with a
 // late send, a closed loop over the lab's downstream, chat deliveries with faults, a
 // capped /stream push with its figures) and every optional field set, so that its JSON
@@ -46,6 +51,7 @@ func everyKindOfRun(t *testing.T) *results.Run {
 	run := &results.Run{
 		Schema: results.SchemaVersion, ID: "20261123-090000-every", Command: []string{"arena", "run"},
 		Started: started, Finished: &finished, Status: results.RunComplete,
+		Spec: &fullSpec, ForcedResume: []string{"heap_mb: 512 → 1024"},
 		Scenario: results.ScenarioInfo{Name: "every", Title: "t", Study: "s", Preset: "seed", Quick: true, Repeat: 1,
 			Duration: 20, Timeout: 20, Notes: []string{"n"},
 			Headline: []results.Headline{{Figure: "p99", Tag: "instant", Per: results.PerFirst, Label: "/instant p99", Unit: "ms"}},
@@ -114,8 +120,8 @@ func TestEveryReproductionKeyIsDocumented(t *testing.T) {
 	started := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	rep := results.Reproduction{Schema: results.ReproductionSchema, ID: "reproduce-x", Command: []string{"arena"}, Started: started, Finished: &started,
 		Status: results.RunComplete, Repeat: 1, Only: []string{"studies"}, Quick: true, Notes: []string{"n"},
-		Steps: []results.Step{{Part: results.PartStudies, Scenario: "s", Preset: "seed", Quick: true, Levels: []string{"l"}, DurationS: 10, Contenders: []string{"x"},
-			Why: "w", EstimateS: 60, Run: "r", Status: results.RunComplete}}}
+		Steps: []results.Step{{Part: results.PartStudies, RunSpec: fullSpec,
+			Why: "w", EstimateS: 60, Run: "r", Status: results.RunComplete, Forced: []string{"heap_mb: 512 → 1024"}}}}
 	allDocumented(t, "reproduction.json", rep)
 }
 
@@ -124,7 +130,7 @@ func TestEveryReproductionKeyIsDocumented(t *testing.T) {
 func TestReproductionRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	rep := &results.Reproduction{Schema: results.ReproductionSchema, ID: "reproduce-x", Repeat: 2,
-		Steps: []results.Step{{Part: results.PartMatrix, Scenario: "sleep", Contenders: []string{"netty"}, Run: "r"}}}
+		Steps: []results.Step{{Part: results.PartMatrix, RunSpec: results.RunSpec{Scenario: "sleep", Contenders: []string{"netty"}}, Run: "r"}}}
 	if err := results.SaveReproduction(rep, dir); err != nil {
 		t.Fatal(err)
 	}

@@ -42,12 +42,27 @@ func EncodeHist(h *hdrhistogram.Histogram) (string, error) {
 	return string(b), err
 }
 
-// DecodeHist unpacks EncodeHist's string; "" is an empty histogram.
+// DecodeHist unpacks EncodeHist's string; "" is an empty histogram. It refuses a histogram
+// of another layout than the lab's before laying its counts out: every reader adds what it
+// decodes into the lab's histograms, where another layout's values would be dropped or
+// moved, and a header naming a wide layout would cost tens of MiB for a hundred bytes.
 func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
+	h := NewHistogram()
 	if s == "" {
-		return NewHistogram(), nil
+		return h, nil
 	}
-	return hdrhistogram.Decode([]byte(s))
+	p, err := hdrhistogram.DecodePacked([]byte(s)) // sparse: its size is the input's
+	if err != nil {
+		return nil, err
+	}
+	if p.LowestTrackableValue() != HistLowest || p.HighestTrackableValue() != HistHighest || p.SignificantFigures() != HistDigits {
+		return nil, fmt.Errorf("histogram of another layout (%d–%d ns, %d digits; the lab's is %d–%d, %d digits): written by another arena build",
+			p.LowestTrackableValue(), p.HighestTrackableValue(), p.SignificantFigures(), HistLowest, HistHighest, HistDigits)
+	}
+	if dropped := p.MergeInto(h); dropped > 0 {
+		return nil, fmt.Errorf("histogram holds %d values the lab's layout cannot", dropped)
+	}
+	return h, nil
 }
 
 // Summarise combines each contender's repeats at each level: latency from the merged
