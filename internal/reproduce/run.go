@@ -38,11 +38,20 @@ type Runner struct {
 // measured twice. When ctx ends rep is left interrupted; a step whose contenders all failed
 // build or verify is left failed and the next one begins.
 func (r *Runner) Run(ctx context.Context, rep *results.Reproduction, dir string) error {
+	forced, err := r.sameLab(rep, dir)
+	if errors.Is(err, errAnotherLab) {
+		return err // nothing carried on: the reproduction stays as it was
+	} else if err != nil {
+		return errors.Join(err, r.end(rep, dir, results.RunFailed))
+	}
 	rep.Status, rep.Finished = results.RunRunning, nil
 	if err := results.SaveReproduction(rep, dir); err != nil {
 		return err
 	}
 	for i := range rep.Steps {
+		if st := &rep.Steps[i]; st.Status != results.RunComplete && len(forced) > 0 {
+			st.Forced, forced = append(st.Forced, forced...), nil // said once, by the step that carries on
+		}
 		st := &rep.Steps[i]
 		if err := r.step(ctx, rep, i, dir); err != nil {
 			return errors.Join(err, r.end(rep, dir, results.RunFailed))
@@ -103,6 +112,37 @@ func (r *Runner) step(ctx context.Context, rep *results.Reproduction, i int, dir
 		return fmt.Errorf("step %d (%s): %w", i+1, st.Scenario, err)
 	}
 	return results.SaveReproduction(rep, dir)
+}
+
+// errAnotherLab: the reproduction was begun in a lab that measured otherwise.
+var errAnotherLab = errors.New("the reproduction's steps so far were measured in another lab")
+
+// sameLab compares the lab with the one the reproduction's latest begun step was measured
+// in: another machine, heap, CPUs or arena would set its later steps beside earlier ones in
+// the findings as if measured alike, even where no step is begun again. A difference stops
+// the resume, naming each, unless ForceResume; then the differences are returned for the
+// step that carries on to record.
+func (r *Runner) sameLab(rep *results.Reproduction, dir string) ([]string, error) {
+	for i := len(rep.Steps) - 1; i >= 0; i-- {
+		if rep.Steps[i].Run == "" {
+			continue
+		}
+		prev, err := begun(dir, i, rep.Steps[i].Run)
+		if err != nil || prev == nil {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		now := lab.Environment(r.Lab.Root, r.Lab.Settings, r.Lab.ServerCPUs, r.Lab.ClientCPUs)
+		diffs := prev.Env.Differences(now)
+		if len(diffs) == 0 || r.ForceResume {
+			return diffs, nil
+		}
+		return nil, fmt.Errorf("%w (run %s): %s; resume where they were measured, or give --force-resume to carry on anyway (recorded)",
+			errAnotherLab, prev.ID, strings.Join(diffs, "; "))
+	}
+	return nil, nil
 }
 
 // begun is step i's run as it was saved in dir, or nil when it never saved a results.json

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/lab"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
@@ -49,5 +50,38 @@ func TestResumeStopsAtAnUnreadableRun(t *testing.T) {
 	}
 	if prev, err := begun(t.TempDir(), 0, "never-saved"); prev != nil || err != nil {
 		t.Errorf("a run that never saved its results: %v, %v; want it begun again", prev, err)
+	}
+}
+
+// TestResumeRefusesAnotherLab: a reproduction whose steps so far ran with another heap is not
+// carried on, even where every step left is new, unless forced; the refusal names the heap
+// and leaves the reproduction as it was.
+func TestResumeRefusesAnotherLab(t *testing.T) {
+	dir := t.TempDir()
+	l := &lab.Lab{Root: t.TempDir(), Settings: contender.Settings{HeapMB: 512}, ServerCPUs: []int{1}, ClientCPUs: []int{0}}
+	prev := &results.Run{Schema: results.SchemaVersion, ID: "r1", Status: results.RunComplete,
+		Env: lab.Environment(l.Root, contender.Settings{HeapMB: 1024}, l.ServerCPUs, l.ClientCPUs)}
+	if err := os.MkdirAll(filepath.Join(dir, "r1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Save(prev, filepath.Join(dir, "r1")); err != nil {
+		t.Fatal(err)
+	}
+	rep := func() *results.Reproduction {
+		return &results.Reproduction{Schema: results.ReproductionSchema, ID: "reproduce-x", Status: results.RunInterrupted,
+			Steps: []results.Step{{Part: results.PartStudies, RunSpec: results.RunSpec{Scenario: "sleep"}, Run: "r1", Status: results.RunComplete}}}
+	}
+	r := Runner{Lab: l, Out: io.Discard}
+	refused := rep()
+	err := r.Run(context.Background(), refused, dir)
+	if err == nil || !strings.Contains(err.Error(), "heap_mb: 1024 → 512") || !strings.Contains(err.Error(), "--force-resume") {
+		t.Fatalf("resumed with another heap: %v; want a refusal naming it", err)
+	}
+	if refused.Status != results.RunInterrupted {
+		t.Errorf("a refused resume left the reproduction %s, want it as it was", refused.Status)
+	}
+	r.ForceResume = true
+	if forced := rep(); r.Run(context.Background(), forced, dir) != nil || forced.Status != results.RunComplete {
+		t.Errorf("forced: %s", forced.Status)
 	}
 }
