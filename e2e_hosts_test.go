@@ -310,7 +310,9 @@ func TestAgentsAnswerOnlyTheirCoordinator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(5 * time.Millisecond) }))
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(5 * time.Millisecond) }))
+	}()
 	t.Cleanup(func() { ln.Close() })
 	secret, err := agent.NewSecret()
 	if err != nil {

@@ -14,19 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arena-lab/arena/internal/agent"
+	"github.com/arena-lab/arena/internal/place"
 	"github.com/arena-lab/arena/scenarios"
 )
 
 func newAgentCmd() *cobra.Command {
-	var (
-		listen        string
-		name          string
-		exitWithStdin bool
-		runsDir       string
-		secretFile    string
-		targets       []string
-		role          string
-	)
+	var o agentOptions
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Serve a coordinator on another host: as a load agent (its share of each load) or a server agent (the lab, beside the contender)",
@@ -50,74 +43,91 @@ its standard input closes: how an agent started over SSH dies with its session.`
   taskset -c 0 arena agent --listen 10.0.0.2:7600 --secret-file secret --server-address 10.0.0.1
   arena run sleep --agent-addrs 10.0.0.2:7600 --agent-secret-file secret --server-address 10.0.0.1 --levels sleep-c800`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, _, err := net.SplitHostPort(listen); err != nil {
-				return fmt.Errorf("--listen %q: give host:port, e.g. 0.0.0.0:%d", listen, agent.DefaultPort)
-			}
-			stdin := bufio.NewReader(cmd.InOrStdin())
-			secret, err := readAgentSecret(secretFile, stdin)
-			if err != nil {
-				return err
-			}
-			if err := agent.CheckListen(listen, secret); err != nil {
-				return err
-			}
-			if role != "load" && role != "server" {
-				return fmt.Errorf("--role %q: give load or server", role)
-			}
-			self := agent.Self(name)
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return fmt.Errorf("--listen %s: %w", listen, err)
-			}
-			// A server agent runs the spec it is given here, in this process, with the lab
-			// as arena run does, its load from the load agents the coordinator names.
-			runLab := func(ctx context.Context, req agent.RunRequest, runsDir string, out io.Writer) (string, error) {
-				af := agentFlags{addrs: req.LoadAgents, serverAddress: req.ServerAddress}
-				status, err := runSpec(agent.WithSecret(ctx, secret), req.Spec, &af, runsDir, req.Command, "", out, out)
-				if errors.Is(err, errInterrupted) { // the status says so
-					err = nil
-				}
-				return status, err
-			}
-			as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Secret: secret, Targets: targets, RunsDir: runsDir}
-			if role == "server" {
-				as.Run = runLab
-			}
-			srv := &http.Server{Handler: as.Handler(),
-				ReadHeaderTimeout: 10 * time.Second}
-			ctx, cancel := context.WithCancel(cmd.Context())
-			defer cancel()
-			if exitWithStdin {
-				go func() {
-					_, _ = io.Copy(io.Discard, stdin)
-					cancel()
-				}()
-			}
-			go func() {
-				<-ctx.Done()
-				sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
-				defer scancel()
-				_ = srv.Shutdown(sctx) // a job in flight ends with its coordinator's request
-				_ = srv.Close()
-			}()
-			fmt.Fprintf(cmd.OutOrStdout(), "arena agent %s listening on %s\n", self.Version, ln.Addr())
-			fmt.Fprintf(cmd.ErrOrStderr(), "arena agent %s: protocol %d, pid %d, CPUs %s\n", self.Name, agent.Protocol, self.Pid, self.CPUs)
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.serve(cmd) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&listen, "listen", fmt.Sprintf("127.0.0.1:%d", agent.DefaultPort), "host:port to listen on (the coordinator must reach it)")
-	f.StringVar(&name, "name", "", "this agent's name in the results (default: the host name)")
-	f.BoolVar(&exitWithStdin, "exit-with-stdin", false, "exit when standard input closes (an agent started over SSH)")
-	f.StringVar(&secretFile, "secret-file", "", "the run's secret: a file (mode 0600) holding it, or - for the first line of stdin (default: $"+agent.SecretEnv+")")
-	f.StringSliceVar(&targets, "server-address", nil, "the server's address(es), IPs or names, the only ones this agent sends load to (default: loopback)")
-	f.StringVar(&role, "role", "load", "load (shares of loads only) or server (also carries whole runs out: the lab beside the contender)")
-	f.StringVar(&runsDir, "runs", "", "as a server agent: the folder for the runs it carries out (default: a folder under the system's temp)")
+	f.StringVar(&o.listen, "listen", fmt.Sprintf("127.0.0.1:%d", agent.DefaultPort), "host:port to listen on (the coordinator must reach it)")
+	f.StringVar(&o.name, "name", "", "this agent's name in the results (default: the host name)")
+	f.BoolVar(&o.exitWithStdin, "exit-with-stdin", false, "exit when standard input closes (an agent started over SSH)")
+	f.StringVar(&o.secretFile, "secret-file", "", "the run's secret: a file (mode 0600) holding it, or - for the first line of stdin (default: $"+agent.SecretEnv+")")
+	f.StringSliceVar(&o.targets, "server-address", nil, "the server's address(es), IPs or names, the only ones this agent sends load to (default: loopback)")
+	f.StringVar(&o.role, "role", "load", "load (shares of loads only) or server (also carries whole runs out: the lab beside the contender)")
+	f.StringVar(&o.runsDir, "runs", "", "as a server agent: the folder for the runs it carries out (default: a folder under the system's temp)")
 	return cmd
+}
+
+// agentOptions are arena agent's flags.
+type agentOptions struct {
+	listen, name, runsDir, secretFile, role string
+	exitWithStdin                           bool
+	targets                                 []string
+}
+
+// serve runs the agent until its context ends (or, with --exit-with-stdin, its stdin closes).
+func (o *agentOptions) serve(cmd *cobra.Command) error {
+	if _, _, err := net.SplitHostPort(o.listen); err != nil {
+		return fmt.Errorf("--listen %q: give host:port, e.g. 0.0.0.0:%d", o.listen, agent.DefaultPort)
+	}
+	stdin := bufio.NewReader(cmd.InOrStdin())
+	secret, err := readAgentSecret(o.secretFile, stdin)
+	if err != nil {
+		return err
+	}
+	if err := agent.CheckListen(o.listen, secret); err != nil {
+		return err
+	}
+	if o.role != "load" && o.role != "server" {
+		return fmt.Errorf("--role %q: give load or server", o.role)
+	}
+	self := agent.Self(o.name)
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", o.listen, err)
+	}
+	as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Secret: secret, Targets: o.targets, RunsDir: o.runsDir}
+	if o.role == "server" {
+		as.Run = runHere(secret)
+	}
+	srv := &http.Server{Handler: as.Handler(),
+		ReadHeaderTimeout: 10 * time.Second}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	if o.exitWithStdin {
+		go func() {
+			_, _ = io.Copy(io.Discard, stdin)
+			cancel()
+		}()
+	}
+	go func() {
+		<-ctx.Done()
+		sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer scancel()
+		_ = srv.Shutdown(sctx) // a job in flight ends with its coordinator's request
+		_ = srv.Close()
+	}()
+	fmt.Fprintf(cmd.OutOrStdout(), "arena agent %s listening on %s\n", self.Version, ln.Addr())
+	fmt.Fprintf(cmd.ErrOrStderr(), "arena agent %s: protocol %d, pid %d, CPUs %s\n", self.Name, agent.Protocol, self.Pid, self.CPUs)
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// runHere is how a server agent runs the spec it is given: here, in this process, with the
+// lab as arena run does, its load from the load agents the coordinator names (with the run's
+// secret), or from the lab's own process when it names none.
+func runHere(secret string) agent.RunFunc {
+	return func(ctx context.Context, req agent.RunRequest, runsDir string, out io.Writer) (string, error) {
+		var pl place.Placement = place.InProcess{}
+		if len(req.LoadAgents) > 0 {
+			pl = place.Running{Addrs: req.LoadAgents, ServerAddress: req.ServerAddress, Secret: secret}
+		}
+		status, err := runSpec(ctx, req.Spec, pl, runsDir, req.Command, "", out, out)
+		if errors.Is(err, errInterrupted) { // the status says so
+			err = nil
+		}
+		return status, err
+	}
 }
 
 // readAgentSecret reads the run's secret from file, from stdin's first line when file is

@@ -23,19 +23,22 @@ import (
 // labDownstream names the lab's own Go server as a bench target.
 const labDownstream = "lab-downstream"
 
+// benchOptions are arena bench's flags: the server, the throughput rounds and the stall check.
+type benchOptions struct {
+	lf       labFlags
+	against  string
+	path     string
+	conns    int
+	duration time.Duration
+	warmup   time.Duration
+	rounds   int
+	rate     int
+	stallFor time.Duration
+	stallCon int
+}
+
 func newBenchCmd() *cobra.Command {
-	var (
-		lf       labFlags
-		against  string
-		path     string
-		conns    int
-		duration time.Duration
-		warmup   time.Duration
-		rounds   int
-		rate     int
-		stallFor time.Duration
-		stallCon int
-	)
+	o := &benchOptions{}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the lab's client: throughput beside wrk, and a stall's corrected latency",
@@ -55,63 +58,94 @@ client's ceiling rather than the server's.`,
 		Example: "  arena bench --against spring-webflux\n  arena bench --against lab-downstream --connections 64",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if conns < 1 || conns > 10000 || rounds < 1 || rounds > 20 || rate < 1 || duration < time.Second || warmup < 0 {
-				return fmt.Errorf("--connections 1..10000, --rounds 1..20, --rate ≥ 1 and --duration ≥ 1s")
-			}
-			if err := checkPath(path); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if _, err := bench.WrkPath(); err != nil {
-				return err
-			}
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			l, target, err := startPinned(cmd, &lf, against)
-			if err != nil {
-				return err
-			}
-			defer target.stop()
-			ctx := cmd.Context()
-			if prof := os.Getenv("ARENA_CPUPROFILE"); prof != "" { // for work on the engine itself
-				f, err := os.Create(prof)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
-			}
-			fmt.Fprintf(stderr, "bench: %s on CPU %s, client on CPU %s\n", against, lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs))
-			tp, err := bench.CompareWithWrk(ctx, target.addr, path, target.pid, conns, duration, warmup, rounds, lab.FormatCPUs(l.ClientCPUs))
-			if err != nil {
-				return err
-			}
-			printThroughput(stdout, against, path, conns, duration, tp)
-
-			st, err := bench.StallCheck(ctx, target.addr, path, rate, stallCon, duration*2, stallFor,
-				func() error { return syscall.Kill(-target.pid, syscall.SIGSTOP) },
-				func() error { return syscall.Kill(-target.pid, syscall.SIGCONT) })
-			if err != nil {
-				return err
-			}
-			printStall(stdout, st)
-			return nil
+			return o.run(cmd)
 		},
 	}
-	lf.register(cmd)
 	cmd.AddCommand(newBenchChatCmd(), newBenchStreamCmd(), newBenchFloorCmd(), newBenchAgentsCmd(), newBenchOpenCmd(), newBenchScalingCmd())
-	f := cmd.Flags()
-	f.StringVar(&against, "against", "spring-webflux", "the server: a contender, or lab-downstream")
-	f.StringVar(&path, "path", "/instant", "the request path (lab-downstream: /resources/data1.json)")
-	f.IntVar(&conns, "connections", 64, "closed-loop connections, for both clients")
-	f.DurationVar(&duration, "duration", 10*time.Second, "length of each throughput round (the stall run is twice this)")
-	f.IntVar(&rounds, "rounds", 3, "throughput rounds per client, alternating")
-	f.DurationVar(&warmup, "warmup", 40*time.Second, "load before the rounds, half by each client, not counted")
-	f.IntVar(&rate, "rate", 1000, "stall check: requests per second")
-	f.DurationVar(&stallFor, "stall", time.Second, "stall check: how long the server is frozen")
-	f.IntVar(&stallCon, "stall-connections", 16, "stall check: connections (the backlog waits for them)")
+	o.register(cmd)
 	return cmd
+}
+
+// register adds the lab's flags and the bench's own to cmd.
+func (o *benchOptions) register(cmd *cobra.Command) {
+	o.lf.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.against, "against", "spring-webflux", "the server: a contender, or lab-downstream")
+	f.StringVar(&o.path, "path", "/instant", "the request path (lab-downstream: /resources/data1.json)")
+	f.IntVar(&o.conns, "connections", 64, "closed-loop connections, for both clients")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each throughput round (the stall run is twice this)")
+	f.IntVar(&o.rounds, "rounds", 3, "throughput rounds per client, alternating")
+	f.DurationVar(&o.warmup, "warmup", 40*time.Second, "load before the rounds, half by each client, not counted")
+	f.IntVar(&o.rate, "rate", 1000, "stall check: requests per second")
+	f.DurationVar(&o.stallFor, "stall", time.Second, "stall check: how long the server is frozen")
+	f.IntVar(&o.stallCon, "stall-connections", 16, "stall check: connections (the backlog waits for them)")
+}
+
+// validate checks the flags' ranges and the path, and that wrk is there to compare with.
+func (o *benchOptions) validate() error {
+	if o.conns < 1 || o.conns > 10000 || o.rounds < 1 || o.rounds > 20 || o.rate < 1 || o.duration < time.Second || o.warmup < 0 {
+		return fmt.Errorf("--connections 1..10000, --rounds 1..20, --rate ≥ 1 and --duration ≥ 1s")
+	}
+	if err := checkPath(o.path); err != nil {
+		return err
+	}
+	_, err := bench.WrkPath()
+	return err
+}
+
+// run starts the server pinned, measures the throughput beside wrk and then the stall, and
+// prints each as it is measured.
+func (o *benchOptions) run(cmd *cobra.Command) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	l, target, err := startPinned(cmd, &o.lf, o.against)
+	if err != nil {
+		return err
+	}
+	defer target.stop()
+	ctx := cmd.Context()
+	stopProfile, err := startCPUProfile(os.Getenv("ARENA_CPUPROFILE")) // for work on the engine itself
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
+	fmt.Fprintf(stderr, "bench: %s on CPU %s, client on CPU %s\n", o.against, lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs))
+	tp, err := bench.CompareWithWrk(ctx, target.addr, o.path, target.pid, o.conns, o.duration, o.warmup, o.rounds, lab.FormatCPUs(l.ClientCPUs))
+	if err != nil {
+		return err
+	}
+	printThroughput(stdout, o.against, o.path, o.conns, o.duration, tp)
+
+	st, err := bench.StallCheck(ctx, target.addr, o.path, o.rate, o.stallCon, o.duration*2, o.stallFor,
+		func() error { return syscall.Kill(-target.pid, syscall.SIGSTOP) },
+		func() error { return syscall.Kill(-target.pid, syscall.SIGCONT) })
+	if err != nil {
+		return err
+	}
+	printStall(stdout, st)
+	return nil
+}
+
+// startCPUProfile profiles this process into the file prof until the returned stop is
+// called; with prof "" it does nothing.
+func startCPUProfile(prof string) (stop func(), err error) {
+	if prof == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(prof)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // checkPath keeps --path a path on the target, which the clients append to its address
@@ -167,7 +201,7 @@ func printStall(out io.Writer, st bench.Stall) {
 
 // reportMeasured ends a bench subcommand: what it measured (all of it, or the rounds that
 // finished before Ctrl-C) as JSON or as tables, then the interruption if there was one.
-func reportMeasured(ctx context.Context, name string, err error, stdout, stderr io.Writer, asJSON bool, res any, print func()) error {
+func reportMeasured(ctx context.Context, name string, err error, stdout, stderr io.Writer, asJSON bool, res any, printTables func()) error {
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -181,7 +215,7 @@ func reportMeasured(ctx context.Context, name string, err error, stdout, stderr 
 			return err
 		}
 	} else {
-		print()
+		printTables()
 	}
 	if ctx.Err() != nil {
 		return errInterrupted
@@ -223,30 +257,40 @@ type benchTarget struct {
 	stop func()
 }
 
+// startTarget starts the bench's server on the lab's server CPUs: the lab's downstream, or
+// the contender name, built when its sources changed, once it is ready.
 func startTarget(cmd *cobra.Command, l *lab.Lab, ms []*contender.Manifest, name string) (*benchTarget, error) {
 	if name == labDownstream {
-		logDir := filepath.Join(l.Root, ".arena", "bench-logs")
-		_ = os.MkdirAll(logDir, 0o755)
-		ds, err := lab.StartDownstream(l.ServerCPUs, 0, filepath.Join(logDir, labDownstream+".log"))
+		ds, _, err := startLabDownstream(l.Root, l.ServerCPUs)
 		if err != nil {
 			return nil, err
 		}
 		return &benchTarget{addr: ds.Addr, pid: ds.Pid(), stop: ds.Stop}, nil
 	}
-	builder := l.Builder()
-	if _, err := builder.Build(cmd.Context(), ms[0], false); err != nil {
-		return nil, err
-	}
-	logDir := filepath.Join(l.Root, ".arena", "bench-logs")
-	_ = os.MkdirAll(logDir, 0o755)
-	in, err := contender.Start(ms[0], contender.StartOptions{Settings: l.Settings, CPUs: lab.FormatCPUs(l.ServerCPUs),
-		LogPath: filepath.Join(logDir, name+".log")})
+	logDir, err := benchLogs(l.Root)
 	if err != nil {
 		return nil, err
 	}
-	if err := in.WaitReady(cmd.Context(), 2*time.Minute); err != nil {
-		in.Stop()
-		return nil, fmt.Errorf("%v\n%s", err, strings.Join(in.Tail(), "\n"))
+	in, err := l.StartReady(cmd.Context(), ms[0], contender.ReadinessPath, filepath.Join(logDir, name+".log"), nil)
+	if err != nil {
+		return nil, err
 	}
 	return &benchTarget{addr: in.Addr(), pid: in.Pid(), stop: func() { in.Stop() }}, nil
+}
+
+// benchLogs is the folder the bench family's servers write their output to, made if need be.
+func benchLogs(root string) (string, error) {
+	dir := filepath.Join(root, ".arena", "bench-logs")
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// startLabDownstream starts the lab's downstream pinned to cpus, its output in the bench's
+// log folder, which it returns too.
+func startLabDownstream(root string, cpus []int) (*lab.SelfProc, string, error) {
+	logDir, err := benchLogs(root)
+	if err != nil {
+		return nil, "", err
+	}
+	ds, err := lab.StartDownstream(cpus, 0, filepath.Join(logDir, labDownstream+".log"))
+	return ds, logDir, err
 }

@@ -165,16 +165,16 @@ func TestNoFlagNamesAnAddress(t *testing.T) {
 		"resume":       "a reproduction's folder to read",
 		"markdown":     "a file for the findings",
 		// Multi-host runs (issue 13): control traffic goes to agents; load goes only to the
-		// contender, which listens on this host (checkLocalAddress binds the address first).
+		// contender, which listens on this host (place.CheckLocalAddress binds the address first).
 		"listen":            "the agent's own listening address; it sends load only to its --server-address (loopback without one), whatever a job says",
 		"name":              "the agent's name in the results",
 		"agent-addrs":       "control connections to arena agents of this very build (refused otherwise); their load goes to the contender on server-address",
-		"server-address":    "arena run: must be an address of this host (checkLocalAddress binds it first); arena agent: the only address it sends load to, given by whoever started it",
+		"server-address":    "arena run: must be an address of this host (place.CheckLocalAddress binds it first); arena agent: the only address it sends load to, given by whoever started it",
 		"role":              "load or server, nothing else",
 		"secret-file":       "a file the secret is read from",
 		"agent-secret-file": "a file the secret is read from",
 		"coordinator-cidr":  "an address block written into a NetworkPolicy as allowed to call the agents; nothing is sent there",
-		"hosts":             "ssh destinations of the user's own client hosts, and a server address that must be this host's (checkLocalAddress)",
+		"hosts":             "ssh destinations of the user's own client hosts, and a server address that must be this host's (place.CheckLocalAddress)",
 		"id":                "a run folder's name, checked by the server agent (letters, digits, '.', '_', '-')",
 		"runs":              "a folder for a server agent's runs",
 		// arena k8s manifests writes YAML and sends nothing.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,19 +17,22 @@ import (
 // two share CPU 0, the third sits beside the server (the output warns of both).
 var defaultAgentCPUs = []int{0, 0, 1}
 
+// benchAgentsOptions are arena bench agents' flags.
+type benchAgentsOptions struct {
+	counts     []int
+	agentCPUs  []int
+	serverCPUs string
+	path       string
+	conns      int
+	duration   time.Duration
+	warmup     time.Duration
+	rounds     int
+	inProcess  bool
+	asJSON     bool
+}
+
 func newBenchAgentsCmd() *cobra.Command {
-	var (
-		counts     []int
-		agentCPUs  []int
-		serverCPUs string
-		path       string
-		conns      int
-		duration   time.Duration
-		warmup     time.Duration
-		rounds     int
-		inProcess  bool
-		asJSON     bool
-	)
+	o := &benchAgentsOptions{}
 	cmd := &cobra.Command{
 		Use:   "agents",
 		Short: "Measure the load agents: requests/s that 1, 2, 3 agents drive, and what merging their shares costs",
@@ -52,74 +54,90 @@ a core with each other or with the server are reported: their figures then split
 		Example: "  arena bench agents\n  arena bench agents --agents 1,2 --agent-cpus 0,0 --server-cpus 1 --duration 5s --rounds 1",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := bench.CheckAgentCounts(counts); err != nil {
-				return err
-			}
-			most := counts[len(counts)-1]
-			if conns < most || conns > 10000 || rounds < 1 || rounds > 20 || duration < time.Second || warmup < 0 {
-				return fmt.Errorf("--connections %d..10000 (one at least per agent), --rounds 1..20, --duration ≥ 1s and --warmup ≥ 0", most)
-			}
-			if err := checkPath(path); err != nil {
-				return err
-			}
-			cpus := agentCPUs
-			if !cmd.Flags().Changed("agent-cpus") {
-				if most > len(defaultAgentCPUs) {
-					return fmt.Errorf("--agents up to %d: give --agent-cpus, one CPU per agent", most)
-				}
-				cpus = defaultAgentCPUs[:most]
-			}
-			sets, err := bench.AgentCPUSets(cpus, most)
+			sets, server, err := o.resolve(cmd.Flags().Changed("agent-cpus"))
 			if err != nil {
 				return err
 			}
-			server, err := lab.ParseCPUs(serverCPUs)
-			if err != nil {
-				return fmt.Errorf("--server-cpus: %w", err)
-			}
-			root, err := lab.FindRoot()
-			if err != nil {
-				return err
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			logDir := filepath.Join(root, ".arena", "bench-logs")
-			_ = os.MkdirAll(logDir, 0o755)
-			ds, err := lab.StartDownstream(server, 0, filepath.Join(logDir, labDownstream+".log"))
-			if err != nil {
-				return err
-			}
-			defer ds.Stop()
-			if err := lab.PinSelf(sets[0]); err != nil {
-				return err
-			}
-			layout, warnings := bench.AgentLayout(server, sets)
-			fmt.Fprintf(stderr, "bench agents: %s\n", layout)
-			for _, w := range warnings {
-				fmt.Fprintf(stderr, "bench agents: warning: %s\n", w)
-			}
-			ctx := cmd.Context()
-			res, err := bench.MeasureAgents(ctx, bench.AgentsPlan{Exe: exe, Counts: counts, AgentCPUs: sets, InProcess: inProcess,
-				Target: ds.Addr, ServerPid: ds.Pid(), ServerCPUs: server, Path: path, Connections: conns,
-				Duration: duration, Warmup: warmup, Rounds: rounds, LogDir: logDir, Progress: stderr})
-			return reportMeasured(ctx, "agents", err, stdout, stderr, asJSON, res, func() { printAgents(stdout, res, layout, warnings) })
+			return o.run(cmd, sets, server)
 		},
 	}
-	f := cmd.Flags()
-	f.IntSliceVar(&counts, "agents", []int{1, 2, 3}, "agent counts to measure, in increasing order")
-	f.IntSliceVar(&agentCPUs, "agent-cpus", defaultAgentCPUs, "agent i's CPU, one entry per agent up to the largest count")
-	f.StringVar(&serverCPUs, "server-cpus", "1", "CPUs the downstream is pinned to (taskset list)")
-	f.StringVar(&path, "path", "/resources/data1.json", "the request path on the downstream")
-	f.IntVar(&conns, "connections", 64, "closed-loop connections in all, dealt out among the agents")
-	f.DurationVar(&duration, "duration", 10*time.Second, "length of each round")
-	f.DurationVar(&warmup, "warmup", 3*time.Second, "load before each count's first round, not counted")
-	f.IntVar(&rounds, "rounds", 3, "rounds per count, the counts taking turns")
-	f.BoolVar(&inProcess, "in-process", true, "also measure one agent inside this process (no HTTP), beside the 1-agent figure")
-	f.BoolVar(&asJSON, "json", false, "print the measurement as JSON instead of tables")
+	o.register(cmd)
 	return cmd
+}
+
+func (o *benchAgentsOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.IntSliceVar(&o.counts, "agents", []int{1, 2, 3}, "agent counts to measure, in increasing order")
+	f.IntSliceVar(&o.agentCPUs, "agent-cpus", defaultAgentCPUs, "agent i's CPU, one entry per agent up to the largest count")
+	f.StringVar(&o.serverCPUs, "server-cpus", "1", "CPUs the downstream is pinned to (taskset list)")
+	f.StringVar(&o.path, "path", "/resources/data1.json", "the request path on the downstream")
+	f.IntVar(&o.conns, "connections", 64, "closed-loop connections in all, dealt out among the agents")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each round")
+	f.DurationVar(&o.warmup, "warmup", 3*time.Second, "load before each count's first round, not counted")
+	f.IntVar(&o.rounds, "rounds", 3, "rounds per count, the counts taking turns")
+	f.BoolVar(&o.inProcess, "in-process", true, "also measure one agent inside this process (no HTTP), beside the 1-agent figure")
+	f.BoolVar(&o.asJSON, "json", false, "print the measurement as JSON instead of tables")
+}
+
+// resolve checks the flags and returns each agent's CPUs (defaultAgentCPUs unless
+// --agent-cpus was given) and the server's.
+func (o *benchAgentsOptions) resolve(cpusGiven bool) (sets [][]int, server []int, err error) {
+	if err := bench.CheckAgentCounts(o.counts); err != nil {
+		return nil, nil, err
+	}
+	most := o.counts[len(o.counts)-1]
+	if o.conns < most || o.conns > 10000 || o.rounds < 1 || o.rounds > 20 || o.duration < time.Second || o.warmup < 0 {
+		return nil, nil, fmt.Errorf("--connections %d..10000 (one at least per agent), --rounds 1..20, --duration ≥ 1s and --warmup ≥ 0", most)
+	}
+	if err := checkPath(o.path); err != nil {
+		return nil, nil, err
+	}
+	cpus := o.agentCPUs
+	if !cpusGiven {
+		if most > len(defaultAgentCPUs) {
+			return nil, nil, fmt.Errorf("--agents up to %d: give --agent-cpus, one CPU per agent", most)
+		}
+		cpus = defaultAgentCPUs[:most]
+	}
+	if sets, err = bench.AgentCPUSets(cpus, most); err != nil {
+		return nil, nil, err
+	}
+	if server, err = lab.ParseCPUs(o.serverCPUs); err != nil {
+		return nil, nil, fmt.Errorf("--server-cpus: %w", err)
+	}
+	return sets, server, nil
+}
+
+// run starts the downstream on server and the agents on sets, measures every count and
+// reports what it measured.
+func (o *benchAgentsOptions) run(cmd *cobra.Command, sets [][]int, server []int) error {
+	root, err := lab.FindRoot()
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	ds, logDir, err := startLabDownstream(root, server)
+	if err != nil {
+		return err
+	}
+	defer ds.Stop()
+	if err := lab.PinSelf(sets[0]); err != nil {
+		return err
+	}
+	layout, warnings := bench.AgentLayout(server, sets)
+	fmt.Fprintf(stderr, "bench agents: %s\n", layout)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "bench agents: warning: %s\n", w)
+	}
+	ctx := cmd.Context()
+	res, err := bench.MeasureAgents(ctx, bench.AgentsPlan{Exe: exe, Counts: o.counts, AgentCPUs: sets, InProcess: o.inProcess,
+		Target: ds.Addr, ServerPid: ds.Pid(), ServerCPUs: server, Path: o.path, Connections: o.conns,
+		Duration: o.duration, Warmup: o.warmup, Rounds: o.rounds, LogDir: logDir, Progress: stderr})
+	return reportMeasured(ctx, "agents", err, stdout, stderr, o.asJSON, res, func() { printAgents(stdout, res, layout, warnings) })
 }
 
 // printAgents prints the rounds and then each count's means as Markdown tables, under the

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -46,8 +45,10 @@ the client pinned to --client-cpus:
 			if err != nil {
 				return err
 			}
-			logDir := filepath.Join(l.Root, ".arena", "bench-logs")
-			_ = os.MkdirAll(logDir, 0o755)
+			logDir, err := benchLogs(l.Root)
+			if err != nil {
+				return err
+			}
 			srv, err := lab.StartSelf(l.ServerCPUs, filepath.Join(logDir, "chat-server.log"), "chat-server")
 			if err != nil {
 				return err

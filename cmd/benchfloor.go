@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,16 +20,19 @@ import (
 // baselinesDir holds each stack's minimal example, one folder with a manifest each.
 const baselinesDir = "baselines"
 
+// benchFloorOptions are arena bench floor's flags.
+type benchFloorOptions struct {
+	lf       labFlags
+	path     string
+	conns    int
+	duration time.Duration
+	warmup   time.Duration
+	rounds   int
+	profiled bool
+}
+
 func newBenchFloorCmd() *cobra.Command {
-	var (
-		lf       labFlags
-		path     string
-		conns    int
-		duration time.Duration
-		warmup   time.Duration
-		rounds   int
-		profiled bool
-	)
+	o := &benchFloorOptions{}
 	cmd := &cobra.Command{
 		Use:   "floor <contender> <baseline>",
 		Short: "Measure a contender beside its stack's minimal example (baselines/): the floor it must not fall below",
@@ -46,82 +48,99 @@ time in than the example does are listed: what it carries beyond the floor.`,
 		Example: "  arena bench floor go-nethttp go-nethttp-hello\n  arena bench floor vertx vertx-hello --path /instant --connections 64 --rounds 3",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if conns < 1 || conns > 10000 || rounds < 1 || rounds > 20 || duration < time.Second || warmup < 0 {
-				return fmt.Errorf("--connections 1..10000, --rounds 1..20, --duration ≥ 1s and --warmup ≥ 0")
-			}
-			if err := checkPath(path); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if _, err := bench.WrkPath(); err != nil {
-				return err
-			}
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			l, ms, err := lf.openWith(stderr, args[:1])
-			if err != nil {
-				return err
-			}
-			base, err := loadBaseline(l.Root, args[1])
-			if err != nil {
-				return err
-			}
-			if err := findJDKFor(l, []*contender.Manifest{ms[0], base}); err != nil {
-				return err
-			}
-			var profDir string
-			if profiled {
-				profDir = filepath.Join(l.Root, ".arena", "bench-profiles", time.Now().Format("20060102-150405")+"-"+ms[0].Name+"-"+base.Name)
-			}
-			var servers []bench.Server
-			var profs []*floorProfile
-			for _, s := range []struct {
-				m    *contender.Manifest
-				wait string
-			}{{ms[0], contender.ReadinessPath}, {base, path}} {
-				fp := newFloorProfile(profDir, s.m, l.Settings.JDK)
-				srv, stop, err := startFloorServer(cmd, l, s.m, s.wait, fp.sess())
-				if err != nil {
-					return err
-				}
-				defer stop()
-				servers = append(servers, srv)
-				if fp != nil {
-					fp.stop = stop
-					profs = append(profs, fp)
-				}
-			}
-			if err := lab.PinSelf(l.ClientCPUs); err != nil {
-				return err
-			}
-			fmt.Fprintf(stderr, "bench floor: %s and %s on CPU %s, wrk on CPU %s\n", ms[0].Name, base.Name, lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs))
-			plan := bench.FloorPlan{Path: path, Connections: conns, Round: duration, Warmup: warmup, Rounds: rounds,
-				ClientCPUs: lab.FormatCPUs(l.ClientCPUs)}
-			if profiled {
-				plan.Measured = func(begin bool) {
-					for _, fp := range profs {
-						fp.mark(begin)
-					}
-				}
-			}
-			fl, err := bench.MeasureFloor(cmd.Context(), servers, plan)
-			if err != nil {
-				return err
-			}
-			printFloor(stdout, ms[0].Name, base.Name, fl)
-			if profiled {
-				printCarried(stdout, profDir, profs)
-			}
-			return nil
+			return o.run(cmd, args[0], args[1])
 		},
 	}
-	lf.register(cmd)
-	f := cmd.Flags()
-	f.StringVar(&path, "path", "/instant", "the request path, on both servers")
-	f.IntVar(&conns, "connections", 64, "wrk's connections")
-	f.DurationVar(&duration, "duration", 10*time.Second, "length of each round")
-	f.IntVar(&rounds, "rounds", 2, "rounds per server, alternating")
-	f.DurationVar(&warmup, "warmup", 30*time.Second, "wrk load on each server before the rounds, not counted")
-	f.BoolVar(&profiled, "profile", false, "profile both servers over the counted rounds (under .arena/bench-profiles/) and list what the contender carries beyond the example")
+	o.register(cmd)
 	return cmd
+}
+
+// register adds the lab's flags and the floor's own to cmd.
+func (o *benchFloorOptions) register(cmd *cobra.Command) {
+	o.lf.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.path, "path", "/instant", "the request path, on both servers")
+	f.IntVar(&o.conns, "connections", 64, "wrk's connections")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each round")
+	f.IntVar(&o.rounds, "rounds", 2, "rounds per server, alternating")
+	f.DurationVar(&o.warmup, "warmup", 30*time.Second, "wrk load on each server before the rounds, not counted")
+	f.BoolVar(&o.profiled, "profile", false, "profile both servers over the counted rounds (under .arena/bench-profiles/) and list what the contender carries beyond the example")
+}
+
+// validate checks the flags' ranges and the path, and that wrk is there to drive the servers.
+func (o *benchFloorOptions) validate() error {
+	if o.conns < 1 || o.conns > 10000 || o.rounds < 1 || o.rounds > 20 || o.duration < time.Second || o.warmup < 0 {
+		return fmt.Errorf("--connections 1..10000, --rounds 1..20, --duration ≥ 1s and --warmup ≥ 0")
+	}
+	if err := checkPath(o.path); err != nil {
+		return err
+	}
+	_, err := bench.WrkPath()
+	return err
+}
+
+// run starts the contender name and the baseline baseName pinned (profiled with --profile),
+// measures them in turns, and prints the rounds and what the contender carries.
+func (o *benchFloorOptions) run(cmd *cobra.Command, name, baseName string) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	l, ms, err := o.lf.openWith(stderr, []string{name})
+	if err != nil {
+		return err
+	}
+	base, err := loadBaseline(l.Root, baseName)
+	if err != nil {
+		return err
+	}
+	if err := findJDKFor(l, []*contender.Manifest{ms[0], base}); err != nil {
+		return err
+	}
+	var profDir string
+	if o.profiled {
+		profDir = filepath.Join(l.Root, ".arena", "bench-profiles", time.Now().Format("20060102-150405")+"-"+ms[0].Name+"-"+base.Name)
+	}
+	var servers []bench.Server
+	var profs []*floorProfile
+	for _, s := range []struct {
+		m    *contender.Manifest
+		wait string
+	}{{ms[0], contender.ReadinessPath}, {base, o.path}} {
+		fp := newFloorProfile(profDir, s.m, l.Settings.JDK)
+		srv, stop, err := startFloorServer(cmd, l, s.m, s.wait, fp.sess())
+		if err != nil {
+			return err
+		}
+		defer stop()
+		servers = append(servers, srv)
+		if fp != nil {
+			fp.stop = stop
+			profs = append(profs, fp)
+		}
+	}
+	if err := lab.PinSelf(l.ClientCPUs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "bench floor: %s and %s on CPU %s, wrk on CPU %s\n", ms[0].Name, base.Name, lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs))
+	plan := bench.FloorPlan{Path: o.path, Connections: o.conns, Round: o.duration, Warmup: o.warmup, Rounds: o.rounds,
+		ClientCPUs: lab.FormatCPUs(l.ClientCPUs)}
+	if o.profiled {
+		plan.Measured = func(begin bool) {
+			for _, fp := range profs {
+				fp.mark(begin)
+			}
+		}
+	}
+	fl, err := bench.MeasureFloor(cmd.Context(), servers, plan)
+	if err != nil {
+		return err
+	}
+	printFloor(stdout, ms[0].Name, base.Name, fl)
+	if o.profiled {
+		printCarried(stdout, profDir, profs)
+	}
+	return nil
 }
 
 // loadBaseline reads baselines/<name>: the same manifest as a contender's, so the lab builds
@@ -144,28 +163,13 @@ func loadBaseline(root, name string) (*contender.Manifest, error) {
 // startFloorServer builds and starts m on the lab's server CPUs (with prof's profiler when
 // there is one) and waits until wait answers.
 func startFloorServer(cmd *cobra.Command, l *lab.Lab, m *contender.Manifest, wait string, prof *profile.Session) (bench.Server, func(), error) {
-	if _, err := l.Builder().Build(cmd.Context(), m, false); err != nil {
-		return bench.Server{}, nil, err
-	}
-	logDir := filepath.Join(l.Root, ".arena", "bench-logs")
-	_ = os.MkdirAll(logDir, 0o755)
-	opts := contender.StartOptions{Settings: l.Settings, CPUs: lab.FormatCPUs(l.ServerCPUs),
-		LogPath: filepath.Join(logDir, m.Name+".log")}
-	if prof != nil {
-		if err := prof.Apply(&opts); err != nil {
-			return bench.Server{}, nil, err
-		}
-	}
-	in, err := contender.Start(m, opts)
+	logDir, err := benchLogs(l.Root)
 	if err != nil {
 		return bench.Server{}, nil, err
 	}
-	if prof != nil {
-		prof.Signal = in.Signal
-	}
-	if err := in.WaitAnswer(cmd.Context(), wait, 2*time.Minute); err != nil {
-		in.Stop()
-		return bench.Server{}, nil, errors.New(err.Error() + "\n" + strings.Join(in.Tail(), "\n"))
+	in, err := l.StartReady(cmd.Context(), m, wait, filepath.Join(logDir, m.Name+".log"), prof)
+	if err != nil {
+		return bench.Server{}, nil, err
 	}
 	return bench.Server{Name: m.Name, Addr: in.Addr(), Pid: in.Pid()}, func() { in.Stop() }, nil
 }

@@ -3,8 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,19 +12,22 @@ import (
 	"github.com/arena-lab/arena/internal/lab"
 )
 
+// benchScalingOptions are arena bench scaling's flags.
+type benchScalingOptions struct {
+	loops      []int
+	clientCPUs string
+	serverCPUs string
+	path       string
+	conns      int
+	duration   time.Duration
+	warmup     time.Duration
+	rounds     int
+	withWrk    bool
+	asJSON     bool
+}
+
 func newBenchScalingCmd() *cobra.Command {
-	var (
-		loops      []int
-		clientCPUs string
-		serverCPUs string
-		path       string
-		conns      int
-		duration   time.Duration
-		warmup     time.Duration
-		rounds     int
-		withWrk    bool
-		asJSON     bool
-	)
+	o := &benchScalingOptions{}
 	cmd := &cobra.Command{
 		Use:   "scaling",
 		Short: "Measure how the engine's closed-loop throughput grows with its event loops (client cores)",
@@ -50,65 +51,81 @@ client CPU that is also the server's splits that core: the output warns of both.
 		Example: "  arena bench scaling\n  arena bench scaling --loops 1,2 --client-cpus 0,1 --server-cpus 1 --duration 5s --rounds 1 --wrk=false",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := bench.CheckLoopCounts(loops); err != nil {
-				return err
-			}
-			most := loops[len(loops)-1]
-			if conns < most || conns > 10000 || rounds < 1 || rounds > 20 || duration < time.Second || warmup < 0 {
-				return fmt.Errorf("--connections %d..10000 (one at least per loop), --rounds 1..20, --duration ≥ 1s and --warmup ≥ 0", most)
-			}
-			if err := checkPath(path); err != nil {
-				return err
-			}
-			client, err := lab.ParseCPUs(clientCPUs)
-			if err != nil {
-				return fmt.Errorf("--client-cpus: %w", err)
-			}
-			server, err := lab.ParseCPUs(serverCPUs)
-			if err != nil {
-				return fmt.Errorf("--server-cpus: %w", err)
-			}
-			if withWrk {
-				if _, err := bench.WrkPath(); err != nil {
-					return fmt.Errorf("%w, or leave it out with --wrk=false", err)
-				}
-			}
-			root, err := lab.FindRoot()
+			client, server, err := o.resolve()
 			if err != nil {
 				return err
 			}
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			logDir := filepath.Join(root, ".arena", "bench-logs")
-			_ = os.MkdirAll(logDir, 0o755)
-			ds, err := lab.StartDownstream(server, 0, filepath.Join(logDir, labDownstream+".log"))
-			if err != nil {
-				return err
-			}
-			defer ds.Stop()
-			layout, warnings := bench.ScalingLayout(server, client, loops)
-			fmt.Fprintf(stderr, "bench scaling: %s\n", layout)
-			for _, w := range warnings {
-				fmt.Fprintf(stderr, "bench scaling: warning: %s\n", w)
-			}
-			ctx := cmd.Context()
-			res, err := bench.MeasureScaling(ctx, bench.ScalingPlan{Target: ds.Addr, ServerPid: ds.Pid(), ServerCPUs: server, Path: path,
-				Loops: loops, ClientCPUs: client, Connections: conns, Duration: duration, Warmup: warmup, Rounds: rounds,
-				Wrk: withWrk, Progress: stderr})
-			return reportMeasured(ctx, "scaling", err, stdout, stderr, asJSON, res, func() { printScaling(stdout, res) })
+			return o.run(cmd, client, server)
 		},
 	}
-	f := cmd.Flags()
-	f.IntSliceVar(&loops, "loops", []int{1, 2, 3}, "event-loop counts to measure, in increasing order")
-	f.StringVar(&clientCPUs, "client-cpus", "0,1", "CPUs the client may use: N loops run on the first N of them (taskset list)")
-	f.StringVar(&serverCPUs, "server-cpus", "1", "CPUs the downstream is pinned to (taskset list)")
-	f.StringVar(&path, "path", "/resources/data1.json", "the request path on the downstream")
-	f.IntVar(&conns, "connections", 64, "closed-loop connections in all, dealt out among the loops")
-	f.DurationVar(&duration, "duration", 10*time.Second, "length of each round")
-	f.DurationVar(&warmup, "warmup", 3*time.Second, "load before each client's first round at a count, not counted")
-	f.IntVar(&rounds, "rounds", 3, "rounds per count, the counts taking turns")
-	f.BoolVar(&withWrk, "wrk", true, "also run wrk -t N beside each count, on the same CPUs")
-	f.BoolVar(&asJSON, "json", false, "print the measurement as JSON instead of tables")
+	o.register(cmd)
 	return cmd
+}
+
+func (o *benchScalingOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.IntSliceVar(&o.loops, "loops", []int{1, 2, 3}, "event-loop counts to measure, in increasing order")
+	f.StringVar(&o.clientCPUs, "client-cpus", "0,1", "CPUs the client may use: N loops run on the first N of them (taskset list)")
+	f.StringVar(&o.serverCPUs, "server-cpus", "1", "CPUs the downstream is pinned to (taskset list)")
+	f.StringVar(&o.path, "path", "/resources/data1.json", "the request path on the downstream")
+	f.IntVar(&o.conns, "connections", 64, "closed-loop connections in all, dealt out among the loops")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each round")
+	f.DurationVar(&o.warmup, "warmup", 3*time.Second, "load before each client's first round at a count, not counted")
+	f.IntVar(&o.rounds, "rounds", 3, "rounds per count, the counts taking turns")
+	f.BoolVar(&o.withWrk, "wrk", true, "also run wrk -t N beside each count, on the same CPUs")
+	f.BoolVar(&o.asJSON, "json", false, "print the measurement as JSON instead of tables")
+}
+
+// resolve checks the flags (and wrk, when it is to run) and returns the client's CPUs and
+// the server's.
+func (o *benchScalingOptions) resolve() (client, server []int, err error) {
+	if err := bench.CheckLoopCounts(o.loops); err != nil {
+		return nil, nil, err
+	}
+	most := o.loops[len(o.loops)-1]
+	if o.conns < most || o.conns > 10000 || o.rounds < 1 || o.rounds > 20 || o.duration < time.Second || o.warmup < 0 {
+		return nil, nil, fmt.Errorf("--connections %d..10000 (one at least per loop), --rounds 1..20, --duration ≥ 1s and --warmup ≥ 0", most)
+	}
+	if err := checkPath(o.path); err != nil {
+		return nil, nil, err
+	}
+	if client, err = lab.ParseCPUs(o.clientCPUs); err != nil {
+		return nil, nil, fmt.Errorf("--client-cpus: %w", err)
+	}
+	if server, err = lab.ParseCPUs(o.serverCPUs); err != nil {
+		return nil, nil, fmt.Errorf("--server-cpus: %w", err)
+	}
+	if o.withWrk {
+		if _, err := bench.WrkPath(); err != nil {
+			return nil, nil, fmt.Errorf("%w, or leave it out with --wrk=false", err)
+		}
+	}
+	return client, server, nil
+}
+
+// run starts the downstream on server, measures every loop count on client and reports
+// what it measured.
+func (o *benchScalingOptions) run(cmd *cobra.Command, client, server []int) error {
+	root, err := lab.FindRoot()
+	if err != nil {
+		return err
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	ds, _, err := startLabDownstream(root, server)
+	if err != nil {
+		return err
+	}
+	defer ds.Stop()
+	layout, warnings := bench.ScalingLayout(server, client, o.loops)
+	fmt.Fprintf(stderr, "bench scaling: %s\n", layout)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "bench scaling: warning: %s\n", w)
+	}
+	ctx := cmd.Context()
+	res, err := bench.MeasureScaling(ctx, bench.ScalingPlan{Target: ds.Addr, ServerPid: ds.Pid(), ServerCPUs: server, Path: o.path,
+		Loops: o.loops, ClientCPUs: client, Connections: o.conns, Duration: o.duration, Warmup: o.warmup, Rounds: o.rounds,
+		Wrk: o.withWrk, Progress: stderr})
+	return reportMeasured(ctx, "scaling", err, stdout, stderr, o.asJSON, res, func() { printScaling(stdout, res) })
 }
 
 // printScaling prints the rounds and then each count's means as Markdown tables, under the

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -45,8 +44,10 @@ goal for the client is 1.5 M msg/s of 250-byte messages on one.`,
 			if err != nil {
 				return err
 			}
-			logDir := filepath.Join(l.Root, ".arena", "bench-logs")
-			_ = os.MkdirAll(logDir, 0o755)
+			logDir, err := benchLogs(l.Root)
+			if err != nil {
+				return err
+			}
 			srv, err := lab.StartSelf(l.ServerCPUs, filepath.Join(logDir, "stream-server.log"), "stream-server", "--blast")
 			if err != nil {
 				return err

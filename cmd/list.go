@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -33,7 +34,9 @@ func newListCmd() *cobra.Command {
 			for _, s := range scenarios.All() {
 				fmt.Fprintf(w, "%s\t%s\t%s\n", s.Name(), strings.Join(s.Presets(), ","), s.Study())
 			}
-			w.Flush()
+			if err := w.Flush(); err != nil {
+				return errors.Join(err, discoverErr)
+			}
 			return discoverErr // a broken manifest is reported after what could be listed
 		},
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/findings"
+	"github.com/arena-lab/arena/internal/lab"
 	"github.com/arena-lab/arena/internal/reproduce"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/report"
@@ -21,20 +22,23 @@ import (
 // findingsFile is the findings page's name in a reproduction's folder.
 const findingsFile = "findings.html"
 
+// reproduceOptions are arena reproduce's flags.
+type reproduceOptions struct {
+	lf         labFlags
+	repeat     int
+	matrixRep  int
+	only       []string
+	contenders []string
+	quick      bool
+	resume     string
+	force      bool
+	out        string
+	dryRun     bool
+	markdown   string
+}
+
 func newReproduceCmd() *cobra.Command {
-	var (
-		lf         labFlags
-		repeat     int
-		matrixRep  int
-		only       []string
-		contenders []string
-		quick      bool
-		resume     string
-		force      bool
-		out        string
-		dryRun     bool
-		markdown   string
-	)
+	o := &reproduceOptions{}
 	cmd := &cobra.Command{
 		Use:   "reproduce",
 		Short: "Reproduce all five studies: each in its own form on its stacks, then every contender on every scenario, and the findings",
@@ -62,111 +66,150 @@ writes them as Markdown too (docs/findings.md).`,
   arena reproduce --resume runs/reproduce-20261123-093000
   arena reproduce --resume runs/reproduce-20261123-093000 --markdown docs/findings.md`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			for _, r := range []struct {
-				flag string
-				n    int
-			}{{"repeat", repeat}, {"matrix-repeat", matrixRep}} {
-				if r.n < 1 || r.n > 100 {
-					return fmt.Errorf("--%s %d: give 1 to 100", r.flag, r.n)
-				}
-			}
-			if force && resume == "" {
-				return errors.New("--force-resume goes with --resume")
-			}
-			if resume != "" {
-				for _, f := range []string{"repeat", "matrix-repeat", "only", "contenders", "quick", "out"} {
-					if cmd.Flags().Changed(f) {
-						return fmt.Errorf("--resume carries on a reproduction with its own plan: drop --%s", f)
-					}
-				}
-			}
-			l, err := lf.open(stderr)
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(cmd.Flags().Changed); err != nil {
 				return err
 			}
-			l.Hurry = hurryOf(cmd.Context())
-			all, err := contender.Discover(filepath.Join(l.Root, "contenders"))
-			if err != nil {
-				return err
-			}
-			var rep *results.Reproduction
-			var dir string
-			if resume != "" {
-				if rep, err = results.LoadReproduction(resume); err != nil {
-					return fmt.Errorf("no reproduction %q: %w", resume, err)
-				}
-				if dir = resume; filepath.Base(resume) == results.ReproductionFile {
-					dir = filepath.Dir(resume)
-				}
-			} else {
-				ms, err := contender.Select(all, contenders)
-				if err != nil {
-					return err
-				}
-				rep, err = reproduce.New(scenarios.All(), ms, reproduce.Options{Repeat: repeat, MatrixRepeat: matrixRep, Only: only, Quick: quick}, os.Args, time.Now())
-				if err != nil {
-					return err
-				}
-				if out == "" {
-					out = filepath.Join(l.Root, "runs")
-				}
-				dir = filepath.Join(out, rep.ID)
-			}
-			if dryRun {
-				reproduce.WritePlan(stdout, rep, dir)
-				return nil
-			}
-			reproduce.WritePlan(stderr, rep, dir)
-			if err := findJDKFor(l, stepContenders(all, rep)); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			runner := reproduce.Runner{Lab: l, Find: scenarios.Find, Manifests: all, Out: stderr, ForceResume: force,
-				After: func(run *results.Run, runDir string) {
-					if err := report.WriteFile(run, report.ChartLibPath(l.Root), filepath.Join(runDir, "report.html")); err != nil {
-						fmt.Fprintf(stderr, "report: not written: %v\n", err)
-					}
-					printSummary(stdout, run)
-				}}
-			runErr := runner.Run(cmd.Context(), rep, dir)
-			page, findErr := writeFindings(l.Root, rep, dir, markdown)
-			fmt.Fprintf(stderr, "\nreproduction: %s (%s)\n", dir, rep.Status)
-			if page != "" {
-				fmt.Fprintf(stderr, "findings:     %s\n", page)
-			}
-			switch {
-			case runErr != nil:
-				return runErr
-			case rep.Status == results.RunInterrupted:
-				fmt.Fprintf(stderr, "interrupted: carry on with  arena reproduce --resume %s\n", dir)
-				return errors.Join(errInterrupted, findErr)
-			}
-			return findErr
+			return o.run(cmd)
 		},
 	}
-	lf.register(cmd)
-	f := cmd.Flags()
-	f.IntVar(&repeat, "repeat", reproduce.DefaultStudyRepeat, "measure every cell of the studies' forms N times: the verdicts order figures by a U test over 3 or more; fewer, and the findings say their orders rest on so few")
-	f.IntVar(&matrixRep, "matrix-repeat", reproduce.DefaultMatrixRepeat, "measure every cell of the matrix (the other contenders) N times")
-	f.StringSliceVar(&only, "only", nil, "only these scenarios and/or parts (studies, matrix), comma-separated")
-	f.StringSliceVar(&contenders, "contenders", nil, "only these contenders, comma-separated (default: all)")
-	f.BoolVar(&quick, "quick", false, "every run in its scenario's quick form: a reproduction in miniature")
-	f.StringVar(&resume, "resume", "", "carry on the reproduction in this folder (or render its findings again); a run begun with another heap, other CPUs, on another machine or arena is refused")
-	f.BoolVar(&force, "force-resume", false, "with --resume: carry on even where the lab differs from the one the run began in (each difference is recorded in the run and the step)")
-	f.StringVar(&out, "out", "", "folder for reproduce-<date>/ (default: <lab>/runs)")
-	f.BoolVar(&dryRun, "dry-run", false, "print the plan and its ETA, and run nothing")
-	f.StringVar(&markdown, "markdown", "", "also write the findings as Markdown to this file (e.g. docs/findings.md)")
+	o.register(cmd)
 	return cmd
+}
+
+// register adds the lab's flags and the reproduction's own to cmd.
+func (o *reproduceOptions) register(cmd *cobra.Command) {
+	o.lf.register(cmd)
+	f := cmd.Flags()
+	f.IntVar(&o.repeat, "repeat", reproduce.DefaultStudyRepeat, "measure every cell of the studies' forms N times: the verdicts order figures by a U test over 3 or more; fewer, and the findings say their orders rest on so few")
+	f.IntVar(&o.matrixRep, "matrix-repeat", reproduce.DefaultMatrixRepeat, "measure every cell of the matrix (the other contenders) N times")
+	f.StringSliceVar(&o.only, "only", nil, "only these scenarios and/or parts (studies, matrix), comma-separated")
+	f.StringSliceVar(&o.contenders, "contenders", nil, "only these contenders, comma-separated (default: all)")
+	f.BoolVar(&o.quick, "quick", false, "every run in its scenario's quick form: a reproduction in miniature")
+	f.StringVar(&o.resume, "resume", "", "carry on the reproduction in this folder (or render its findings again); a run begun with another heap, other CPUs, on another machine or arena is refused")
+	f.BoolVar(&o.force, "force-resume", false, "with --resume: carry on even where the lab differs from the one the run began in (each difference is recorded in the run and the step)")
+	f.StringVar(&o.out, "out", "", "folder for reproduce-<date>/ (default: <lab>/runs)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and its ETA, and run nothing")
+	f.StringVar(&o.markdown, "markdown", "", "also write the findings as Markdown to this file (e.g. docs/findings.md)")
+}
+
+// validate checks the repeats, and that --resume comes with none of the flags that make a
+// new plan (changed tells which flags were given).
+func (o *reproduceOptions) validate(changed func(name string) bool) error {
+	for _, r := range []struct {
+		flag string
+		n    int
+	}{{"repeat", o.repeat}, {"matrix-repeat", o.matrixRep}} {
+		if r.n < 1 || r.n > 100 {
+			return fmt.Errorf("--%s %d: give 1 to 100", r.flag, r.n)
+		}
+	}
+	if o.force && o.resume == "" {
+		return errors.New("--force-resume goes with --resume")
+	}
+	if o.resume != "" {
+		for _, f := range []string{"repeat", "matrix-repeat", "only", "contenders", "quick", "out"} {
+			if changed(f) {
+				return fmt.Errorf("--resume carries on a reproduction with its own plan: drop --%s", f)
+			}
+		}
+	}
+	return nil
+}
+
+// run opens the lab, plans the reproduction (or loads the one resumed), and prints the plan
+// (--dry-run) or carries it out.
+func (o *reproduceOptions) run(cmd *cobra.Command) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	l, err := o.lf.open(stderr)
+	if err != nil {
+		return err
+	}
+	l.Hurry = hurryOf(cmd.Context())
+	all, err := contender.Discover(filepath.Join(l.Root, "contenders"))
+	if err != nil {
+		return err
+	}
+	rep, dir, err := o.plan(l.Root, all)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		reproduce.WritePlan(stdout, rep, dir)
+		return nil
+	}
+	reproduce.WritePlan(stderr, rep, dir)
+	if err := findJDKFor(l, stepContenders(all, rep)); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return o.carryOut(cmd, l, all, rep, dir)
+}
+
+// plan is the reproduction resumed (--resume) or a new one of the contenders all, and the
+// folder it is written to.
+func (o *reproduceOptions) plan(root string, all []*contender.Manifest) (*results.Reproduction, string, error) {
+	if o.resume != "" {
+		rep, err := results.LoadReproduction(o.resume)
+		if err != nil {
+			return nil, "", fmt.Errorf("no reproduction %q: %w", o.resume, err)
+		}
+		dir := o.resume
+		if filepath.Base(o.resume) == results.ReproductionFile {
+			dir = filepath.Dir(o.resume)
+		}
+		return rep, dir, nil
+	}
+	ms, err := contender.Select(all, o.contenders)
+	if err != nil {
+		return nil, "", err
+	}
+	rep, err := reproduce.New(scenarios.All(), ms, reproduce.Options{Repeat: o.repeat, MatrixRepeat: o.matrixRep, Only: o.only, Quick: o.quick}, os.Args, time.Now())
+	if err != nil {
+		return nil, "", err
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join(root, "runs")
+	}
+	return rep, filepath.Join(out, rep.ID), nil
+}
+
+// carryOut runs the reproduction's cells into dir, each run's report and summary as it
+// ends, then writes the findings and says where everything is.
+func (o *reproduceOptions) carryOut(cmd *cobra.Command, l *lab.Lab, all []*contender.Manifest, rep *results.Reproduction, dir string) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	runner := reproduce.Runner{Lab: l, Find: scenarios.Find, Manifests: all, Out: stderr, ForceResume: o.force,
+		After: func(run *results.Run, runDir string) {
+			if err := report.WriteFile(run, report.ChartLibPath(l.Root), filepath.Join(runDir, "report.html")); err != nil {
+				fmt.Fprintf(stderr, "report: not written: %v\n", err)
+			}
+			if err := printSummary(stdout, run); err != nil {
+				fmt.Fprintf(stderr, "summary: not printed: %v\n", err)
+			}
+		}}
+	runErr := runner.Run(cmd.Context(), rep, dir)
+	page, findErr := writeFindings(l.Root, rep, dir, o.markdown)
+	fmt.Fprintf(stderr, "\nreproduction: %s (%s)\n", dir, rep.Status)
+	if page != "" {
+		fmt.Fprintf(stderr, "findings:     %s\n", page)
+	}
+	switch {
+	case runErr != nil:
+		return runErr
+	case rep.Status == results.RunInterrupted:
+		fmt.Fprintf(stderr, "interrupted: carry on with  arena reproduce --resume %s\n", dir)
+		return errors.Join(errInterrupted, findErr)
+	}
+	return findErr
 }
 
 // writeFindings renders the findings page into the reproduction's folder, and the Markdown
 // to markdown when given; it returns the page's path ("" when not written).
 func writeFindings(root string, rep *results.Reproduction, dir, markdown string) (string, error) {
-	f, err := findings.Build(rep, dir)
+	f, err := findings.Build(rep, dir, findings.Scenarios{All: scenarios.All(), Rejudge: scenarios.Rejudge, ClaimsOf: scenarios.ClaimsOf})
 	if err != nil {
 		return "", fmt.Errorf("findings: %w", err)
 	}

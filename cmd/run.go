@@ -16,6 +16,7 @@ import (
 
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/lab"
+	"github.com/arena-lab/arena/internal/place"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 	"github.com/arena-lab/arena/report"
@@ -50,17 +51,18 @@ arena reproduce runs all five studies.`,
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if remote, err := rf.af.remoteRun(); err != nil || remote {
-				if err != nil {
-					return err
-				}
-				return rf.af.runRemote(cmd.Context(), spec, rf.runsDir, stdout, stderr)
+			pl, err := rf.af.placement(stderr)
+			if err != nil {
+				return err
+			}
+			if pl.Remote() {
+				return runRemote(cmd.Context(), pl, spec, rf.runsDir, stdout, stderr)
 			}
 			lead := ""
 			if len(args) == 0 {
 				lead = "arena run: a first look at study 004 (isolation): does a slow endpoint starve the fast ones? `arena run --help` says how to shape it, `arena reproduce` runs all five studies.\n"
 			}
-			_, err := runSpec(cmd.Context(), spec, &rf.af, rf.runsDir, os.Args, lead, stdout, stderr)
+			_, err = runSpec(cmd.Context(), spec, pl, rf.runsDir, os.Args, lead, stdout, stderr)
 			return err
 		},
 	}
@@ -137,11 +139,11 @@ func checkSpec(spec results.RunSpec) (scenario.Scenario, error) {
 	return sc, nil
 }
 
-// runSpec carries out spec here, the lab's load from where af says, into runsDir (default:
+// runSpec carries out spec here, the lab's load from the agents pl places, into runsDir (default:
 // <lab>/runs), recording command; it prints the run's summary to stdout and its progress to
 // stderr (after lead, once the run can begin), and returns the run's status ("" when none
 // began). `arena run` and a server agent both run a spec through it.
-func runSpec(ctx context.Context, spec results.RunSpec, af *agentFlags, runsDir string, command []string, lead string, stdout, stderr io.Writer) (string, error) {
+func runSpec(ctx context.Context, spec results.RunSpec, pl place.Placement, runsDir string, command []string, lead string, stdout, stderr io.Writer) (string, error) {
 	sc, err := checkSpec(spec)
 	if err != nil {
 		return "", err
@@ -157,12 +159,12 @@ func runSpec(ctx context.Context, spec results.RunSpec, af *agentFlags, runsDir 
 		return "", err
 	}
 	l.Hurry = hurryOf(ctx)
-	agents, stopAgents, err := af.open(ctx, l, stderr)
+	placed, err := pl.Open(ctx, l)
 	if err != nil {
 		return "", err
 	}
-	defer stopAgents()
-	l.Agents = agents
+	defer placed.Stop()
+	l.Agents = placed.Agents
 	if runsDir == "" {
 		runsDir = filepath.Join(l.Root, "runs")
 	}
@@ -192,7 +194,9 @@ func runSpec(ctx context.Context, spec results.RunSpec, af *agentFlags, runsDir 
 func reportRun(l *lab.Lab, run *results.Run, dir string, stdout, stderr io.Writer) error {
 	reportPath := filepath.Join(dir, "report.html")
 	repErr := report.WriteFile(run, report.ChartLibPath(l.Root), reportPath)
-	printSummary(stdout, run)
+	if err := printSummary(stdout, run); err != nil {
+		fmt.Fprintf(stderr, "summary: not printed: %v\n", err)
+	}
 	fmt.Fprintf(stderr, "\nresults: %s\n", dir)
 	if repErr != nil {
 		fmt.Fprintf(stderr, "report: not written: %v\n", repErr)
@@ -243,10 +247,10 @@ func checkEnv(env map[string]string) error {
 }
 
 // printSummary prints to out one row per contender and level (verdict, latency per tag,
-// resources), then the study's claims.
-func printSummary(out io.Writer, run *results.Run) {
+// resources), then the study's claims; its error is the table's, written to out.
+func printSummary(out io.Writer, run *results.Run) error {
 	if len(run.Summary) == 0 {
-		return
+		return nil
 	}
 	verdict := map[string]string{}
 	for _, v := range run.Verdicts {
@@ -309,11 +313,14 @@ func printSummary(out io.Writer, run *results.Run) {
 		row = append(row, fmt.Sprintf("%.0f", s.CPUPct.Median), fmt.Sprintf("%.0f", s.RSSMB.Median), fmt.Sprintf("%.0f", s.Threads.Median), strings.Join(note, ","))
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}
-	w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
 	if len(run.Claims) > 0 {
 		fmt.Fprintln(out, "\nThe study's claims:")
 		for _, c := range run.Claims {
 			fmt.Fprintf(out, "  (%s) %s\n      %s: %s\n", c.ID, c.Text, strings.ToUpper(c.Verdict), c.Why)
 		}
 	}
+	return nil
 }

@@ -95,7 +95,9 @@ func summaryRun() *results.Run {
 // p50/p99, the rate, every failed request, resources and what to beware of; then the claims.
 func TestPrintSummary(t *testing.T) {
 	var out bytes.Buffer
-	printSummary(&out, summaryRun())
+	if err := printSummary(&out, summaryRun()); err != nil {
+		t.Fatal(err)
+	}
 	want := `
 CONTENDER       LEVEL  VERDICT   INSTANT p50/p99    DELAYED p50/p99    PER S  ERRORS  CPU%  RSS MB  THREADS  NOTE
 spring-mvc      study  starved   4.20 ms / 41.00 s  10.00 s / 52.00 s  10     6       61    313     210      crashed,noisy
@@ -113,7 +115,9 @@ The study's claims:
 // A run that measured nothing prints nothing.
 func TestPrintSummaryOfNothing(t *testing.T) {
 	var out bytes.Buffer
-	printSummary(&out, &results.Run{Claims: []results.Claim{{ID: "a"}}})
+	if err := printSummary(&out, &results.Run{Claims: []results.Claim{{ID: "a"}}}); err != nil {
+		t.Fatal(err)
+	}
 	if out.Len() > 0 {
 		t.Errorf("an empty run printed %q", out.String())
 	}

@@ -406,27 +406,8 @@ func formatFigure(v float64, unit string) string {
 // headline figures with the verdict of the same level or group beside each, and the rest
 // of its verdicts.
 func matrixCellOf(run *results.Run, hs []results.Headline, contender string) matrixCell {
-	var cell matrixCell
-	measured := false
-	problems := map[string][]string{}
-	var statuses []string
-	for _, c := range run.Cells {
-		if c.Contender != contender {
-			continue
-		}
-		measured = true
-		if c.Outcome.Status != results.OutcomeOK {
-			statuses = appendNew(statuses, c.Outcome.Status)
-			problems[c.Outcome.Status] = append(problems[c.Outcome.Status], fmt.Sprintf("%s r%d", c.Level, c.Repeat))
-		}
-		if c.Outcome.Killed {
-			statuses = appendNew(statuses, killedAfterTerm)
-			problems[killedAfterTerm] = append(problems[killedAfterTerm], fmt.Sprintf("%s r%d", c.Level, c.Repeat))
-		}
-	}
-	for _, st := range statuses {
-		cell.Problems = append(cell.Problems, st+": "+strings.Join(problems[st], ", "))
-	}
+	problems, measured := cellProblems(run, contender)
+	cell := matrixCell{Problems: problems}
 	for _, s := range run.Summary {
 		if s.Contender == contender && s.Faulty() {
 			cell.Faults = append(cell.Faults, fmt.Sprintf("%s: %s", s.Level, results.FormatFaults(s.Faults)))
@@ -455,7 +436,60 @@ func matrixCellOf(run *results.Run, hs []results.Headline, contender string) mat
 			cell.Verdicts = append(cell.Verdicts, vd)
 		}
 	}
-	// The first headline decides the places; the others join its text at each.
+	cell.Figures = headlineFigures(run, hs, contender)
+	if len(cell.Figures)+len(cell.Verdicts)+len(cell.Problems)+len(cell.Faults) == 0 {
+		cell.Figures = []matrixFigure{{Text: "no figures"}}
+	}
+	// A figure of a group or level takes that group's or level's verdict beside it.
+	for i := range cell.Figures {
+		f := &cell.Figures[i]
+		if f.Label == "" {
+			continue
+		}
+		if k := slices.IndexFunc(cell.Verdicts, func(v results.Verdict) bool { return v.Level == f.Label }); k >= 0 {
+			vd := cell.Verdicts[k]
+			f.Verdict = &vd
+			cell.Verdicts = slices.Delete(cell.Verdicts, k, k+1)
+		}
+	}
+	// The level of a one-level scenario's verdict says nothing.
+	if len(levelOrder(run)) == 1 {
+		for i := range cell.Verdicts {
+			cell.Verdicts[i].Level = ""
+		}
+	}
+	return cell
+}
+
+// cellProblems are the contender's cells that did not end well, by status (killed after
+// SIGTERM among them), and whether any cell of it was measured at all.
+func cellProblems(run *results.Run, contender string) (out []string, measured bool) {
+	problems := map[string][]string{}
+	var statuses []string
+	for _, c := range run.Cells {
+		if c.Contender != contender {
+			continue
+		}
+		measured = true
+		if c.Outcome.Status != results.OutcomeOK {
+			statuses = appendNew(statuses, c.Outcome.Status)
+			problems[c.Outcome.Status] = append(problems[c.Outcome.Status], fmt.Sprintf("%s r%d", c.Level, c.Repeat))
+		}
+		if c.Outcome.Killed {
+			statuses = appendNew(statuses, killedAfterTerm)
+			problems[killedAfterTerm] = append(problems[killedAfterTerm], fmt.Sprintf("%s r%d", c.Level, c.Repeat))
+		}
+	}
+	for _, st := range statuses {
+		out = append(out, st+": "+strings.Join(problems[st], ", "))
+	}
+	return out, measured
+}
+
+// headlineFigures are the contender's headline figures: the first headline decides the
+// places; the others join its text at each.
+func headlineFigures(run *results.Run, hs []results.Headline, contender string) []matrixFigure {
+	var figures []matrixFigure
 	for _, p := range placesOf(run, hs[0], contender) {
 		s, _ := summaryOf(run, contender, p.level.Name)
 		var parts []string
@@ -479,30 +513,9 @@ func matrixCellOf(run *results.Run, hs []results.Headline, contender string) mat
 		}
 		f := matrixFigure{Label: p.label, Text: strings.Join(parts, ", ")}
 		f.Errors, f.Failing = errorsAt(hs[0], p.level, s)
-		cell.Figures = append(cell.Figures, f)
+		figures = append(figures, f)
 	}
-	if len(cell.Figures)+len(cell.Verdicts)+len(cell.Problems)+len(cell.Faults) == 0 {
-		cell.Figures = []matrixFigure{{Text: "no figures"}}
-	}
-	// A figure of a group or level takes that group's or level's verdict beside it.
-	for i := range cell.Figures {
-		f := &cell.Figures[i]
-		if f.Label == "" {
-			continue
-		}
-		if k := slices.IndexFunc(cell.Verdicts, func(v results.Verdict) bool { return v.Level == f.Label }); k >= 0 {
-			vd := cell.Verdicts[k]
-			f.Verdict = &vd
-			cell.Verdicts = slices.Delete(cell.Verdicts, k, k+1)
-		}
-	}
-	// The level of a one-level scenario's verdict says nothing.
-	if len(levelOrder(run)) == 1 {
-		for i := range cell.Verdicts {
-			cell.Verdicts[i].Level = ""
-		}
-	}
-	return cell
+	return figures
 }
 
 // killedAfterTerm is how the report names a contender that had to be killed after SIGTERM.

@@ -65,35 +65,7 @@ func buildStream(v *pageView) (*streamView, *streamRSSData) {
 	}
 
 	if len(fast) > 0 {
-		b := barsData{Unit: "messages/s", Format: "num"}
-		var present []string
-		for _, name := range contenders {
-			for _, c := range cells {
-				if c.Contender == name && slices.Contains(fast, c.Level) && !slices.Contains(present, name) {
-					present = append(present, name)
-				}
-			}
-		}
-		b.Categories = present
-		for _, lv := range fast {
-			s := barSeries{Name: lv}
-			for ci, name := range present {
-				sum, _ := summaryOf(v.Run, name, lv)
-				rate, ok := sum.Numbers[streamload.NumberDelivered]
-				if why := unranked(sum); why != "" {
-					b.leaveOut(ci, lv, why)
-					ok = false
-				}
-				if !ok {
-					s.Values, s.Lo, s.Hi = append(s.Values, nil), append(s.Lo, nil), append(s.Hi, nil)
-					continue
-				}
-				s.Values = append(s.Values, finite(rate.Median))
-				s.Lo, s.Hi = append(s.Lo, finite(rate.Min)), append(s.Hi, finite(rate.Max))
-			}
-			b.Series = append(b.Series, s)
-		}
-		sv.Bars = v.addBars(b)
+		sv.Bars = v.addBars(streamBars(v.Run, cells, contenders, fast))
 	}
 
 	var rss *streamRSSData
@@ -117,4 +89,38 @@ func buildStream(v *pageView) (*streamView, *streamRSSData) {
 		sv.RSS = len(rss.Lines) > 0
 	}
 	return sv, rss
+}
+
+// streamBars is the chart of messages delivered per second at the fast-reader levels, a
+// bar per contender measured at any of them.
+func streamBars(run *results.Run, cells []results.Cell, contenders, fast []string) barsData {
+	b := barsData{Unit: "messages/s", Format: "num"}
+	var present []string
+	for _, name := range contenders {
+		for _, c := range cells {
+			if c.Contender == name && slices.Contains(fast, c.Level) && !slices.Contains(present, name) {
+				present = append(present, name)
+			}
+		}
+	}
+	b.Categories = present
+	for _, lv := range fast {
+		s := barSeries{Name: lv}
+		for ci, name := range present {
+			sum, _ := summaryOf(run, name, lv)
+			rate, ok := sum.Numbers[streamload.NumberDelivered]
+			if why := unranked(sum); why != "" {
+				b.leaveOut(ci, lv, why)
+				ok = false
+			}
+			if !ok {
+				s.Values, s.Lo, s.Hi = append(s.Values, nil), append(s.Lo, nil), append(s.Hi, nil)
+				continue
+			}
+			s.Values = append(s.Values, finite(rate.Median))
+			s.Lo, s.Hi = append(s.Lo, finite(rate.Min)), append(s.Hi, finite(rate.Max))
+		}
+		b.Series = append(b.Series, s)
+	}
+	return b
 }

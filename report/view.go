@@ -366,10 +366,10 @@ func (b *reasons) String() string {
 
 func streamPlan(s results.StreamPlan) string {
 	var load string
-	switch {
-	case s.Mode == "open":
+	switch s.Mode {
+	case "open":
 		load = "open loop " + trimFloat(s.Rate) + "/s"
-	case s.Mode == "closed":
+	case "closed":
 		load = fmt.Sprintf("closed loop, %d connections", s.Connections)
 	default:
 		load = s.Mode

@@ -65,7 +65,7 @@ func target(t *testing.T, hits *atomic.Int64) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		time.Sleep(2 * time.Millisecond)
-		w.Write([]byte("ok"))
+		_, _ = w.Write([]byte("ok"))
 	}))
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
@@ -155,7 +155,7 @@ func TestOneAgentAndThreeAgree(t *testing.T) {
 type lateRunner struct{ Runner }
 
 func (l lateRunner) Run(ctx context.Context, job Job) (*Share, error) {
-	time.Sleep(job.Start.Sub(time.Now()) + 200*time.Millisecond)
+	time.Sleep(time.Until(job.Start) + 200*time.Millisecond)
 	return l.Runner.Run(ctx, job)
 }
 

@@ -212,18 +212,3 @@ func (s *Server) checkTarget(ctx context.Context, target string) error {
 	}
 	return fmt.Errorf("target %s: this agent sends load only to %s, the server address(es) it was started with", target, strings.Join(s.Targets, ", "))
 }
-
-type secretKey struct{}
-
-// WithSecret carries the run's secret to a run a server agent carries out in its own
-// process, which dials the load agents with it: never through arguments or the environment,
-// where the contender it starts would see it.
-func WithSecret(ctx context.Context, secret string) context.Context {
-	return context.WithValue(ctx, secretKey{}, secret)
-}
-
-// SecretOf is the secret WithSecret put in ctx, or "".
-func SecretOf(ctx context.Context) string {
-	s, _ := ctx.Value(secretKey{}).(string)
-	return s
-}

@@ -38,11 +38,6 @@ func Merge(ld load.Load, shares []*Share, start time.Time, interval time.Duratio
 		interval = time.Second
 	}
 	m := &Merged{}
-	type tagAcc struct {
-		stats             results.TagStats
-		response, service *hdrhistogram.Histogram
-		windows           map[int]*windowAcc
-	}
 	accs := map[string]*tagAcc{}
 	var order []string
 	var figs []json.RawMessage
@@ -59,24 +54,8 @@ func Merge(ld load.Load, shares []*Share, start time.Time, interval time.Duratio
 				accs[t.Tag] = a
 				order = append(order, t.Tag)
 			}
-			addStats(&a.stats, t.TagStats)
-			if err := addEncoded(a.response, t.Response); err != nil {
-				return nil, fmt.Errorf("agent %s, tag %s, response times: %w", sh.Agent.Name, t.Tag, err)
-			}
-			if err := addEncoded(a.service, t.Service); err != nil {
-				return nil, fmt.Errorf("agent %s, tag %s, service times: %w", sh.Agent.Name, t.Tag, err)
-			}
-			for _, w := range t.Windows {
-				acc := a.windows[w.K]
-				if acc == nil {
-					acc = &windowAcc{hist: results.NewHistogram()}
-					a.windows[w.K] = acc
-				}
-				if err := addEncoded(acc.hist, w.Hist); err != nil {
-					return nil, fmt.Errorf("agent %s, tag %s, window %d: %w", sh.Agent.Name, t.Tag, w.K, err)
-				}
-				acc.errors += w.Errors
-				acc.endS = max(acc.endS, w.EndS)
+			if err := a.add(t); err != nil {
+				return nil, fmt.Errorf("agent %s, tag %s, %w", sh.Agent.Name, t.Tag, err)
 			}
 		}
 		if len(sh.Figures) > 0 {
@@ -122,6 +101,38 @@ func Merge(ld load.Load, shares []*Share, start time.Time, interval time.Duratio
 	return m, nil
 }
 
+// tagAcc is one tag, added over agents.
+type tagAcc struct {
+	stats             results.TagStats
+	response, service *hdrhistogram.Histogram
+	windows           map[int]*windowAcc
+}
+
+// add adds one agent's share of the tag; its error says which of the tag's histograms
+// could not be added exactly.
+func (a *tagAcc) add(t ShareTag) error {
+	addStats(&a.stats, t.TagStats)
+	if err := addEncoded(a.response, t.Response); err != nil {
+		return fmt.Errorf("response times: %w", err)
+	}
+	if err := addEncoded(a.service, t.Service); err != nil {
+		return fmt.Errorf("service times: %w", err)
+	}
+	for _, w := range t.Windows {
+		acc := a.windows[w.K]
+		if acc == nil {
+			acc = &windowAcc{hist: results.NewHistogram()}
+			a.windows[w.K] = acc
+		}
+		if err := addEncoded(acc.hist, w.Hist); err != nil {
+			return fmt.Errorf("window %d: %w", w.K, err)
+		}
+		acc.errors += w.Errors
+		acc.endS = max(acc.endS, w.EndS)
+	}
+	return nil
+}
+
 // windowAcc is one window of one tag, added over agents.
 type windowAcc struct {
 	hist   *hdrhistogram.Histogram
@@ -130,7 +141,8 @@ type windowAcc struct {
 }
 
 // addEncoded adds an encoded histogram into into, failing when it would drop a value: every
-// agent records with the lab's one HDR layout, so nothing may fall outside it.
+// agent records with the lab's one HDR layout (DecodeHist refuses another), so nothing may
+// fall outside it.
 func addEncoded(into *hdrhistogram.Histogram, enc string) error {
 	if enc == "" {
 		return nil
@@ -138,11 +150,6 @@ func addEncoded(into *hdrhistogram.Histogram, enc string) error {
 	h, err := results.DecodeHist(enc)
 	if err != nil {
 		return err
-	}
-	if h.LowestTrackableValue() != into.LowestTrackableValue() || h.HighestTrackableValue() != into.HighestTrackableValue() || h.SignificantFigures() != into.SignificantFigures() {
-		return fmt.Errorf("histogram of another layout (%d–%d, %d digits; the lab's is %d–%d, %d digits): run the same arena build everywhere",
-			h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(),
-			into.LowestTrackableValue(), into.HighestTrackableValue(), into.SignificantFigures())
 	}
 	if dropped := into.Merge(h); dropped > 0 {
 		return fmt.Errorf("the merge dropped %d values", dropped)

@@ -122,10 +122,13 @@ func runEngine(ctx context.Context, addr, path string, serverPid, conns int, d t
 	rec := load.NewRecorder(start, nil)
 	sp := probe.Start(serverPid, start, 250*time.Millisecond)
 	cp := probe.StartAlone(os.Getpid(), start, 250*time.Millisecond)
-	load.ClosedLoop{Tag: "bench", Request: load.Request{Path: path}, Connections: conns, Duration: d, Timeout: 10 * time.Second}.
+	_, err = load.ClosedLoop{Tag: "bench", Request: load.Request{Path: path}, Connections: conns, Duration: d, Timeout: 10 * time.Second}.
 		Run(ctx, load.Target{Addr: addr, Driver: eng}, rec)
 	el := time.Since(start)
 	server, client := results.UsageOf(sp.Stop(), 0, 0), results.UsageOf(cp.Stop(), 0, 0)
+	if err != nil {
+		return Round{}, err
+	}
 	t := rec.Results()[0]
 	return Round{Client: "arena", RPS: float64(t.Completed) / el.Seconds(), ClientCPU: client.CPUPctMean,
 		ServerCPU: server.CPUPctMean, P99ms: results.LatencyOf(t.Service).P99}, nil
@@ -238,12 +241,15 @@ func StallCheck(ctx context.Context, addr, path string, rate, conns int, d, stal
 		} else {
 			errc <- nil
 		}
-		load.OpenLoop{
+		_, runErr := load.OpenLoop{
 			Streams:  []load.Stream{{Tag: "stall", Request: load.Request{Path: path}, Pacer: load.PerSecond(rate), Connections: conns}},
 			Duration: d, Timeout: 30 * time.Second,
 		}.Run(ctx, load.Target{Addr: addr, Driver: eng}, rec)
 		if err := <-errc; err != nil {
 			return load.TagResult{}, err
+		}
+		if runErr != nil {
+			return load.TagResult{}, runErr
 		}
 		return rec.Results()[0], nil
 	}

@@ -45,7 +45,7 @@ func MeasureHiccups(ctx context.Context, d time.Duration) Hiccups {
 				one.Set(c)
 				if unix.SchedSetaffinity(0, &one) == nil {
 					h.CPU = c
-					defer unix.SchedSetaffinity(0, &was)
+					defer func() { _ = unix.SchedSetaffinity(0, &was) }() // best effort: the thread is ending
 				}
 				break
 			}

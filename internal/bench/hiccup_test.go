@@ -52,7 +52,7 @@ func TestHiccupsSeeAThreadThatSharesTheCore(t *testing.T) {
 		defer runtime.UnlockOSThread()
 		var one, was unix.CPUSet
 		_ = unix.SchedGetaffinity(0, &was)
-		defer unix.SchedSetaffinity(0, &was)
+		defer func() { _ = unix.SchedSetaffinity(0, &was) }()
 		one.Set(cpu)
 		_ = unix.SchedSetaffinity(0, &one)
 		for start := time.Now(); time.Since(start) < d+100*time.Millisecond; {

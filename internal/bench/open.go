@@ -264,11 +264,12 @@ func MeasureOpen(ctx context.Context, p OpenPlan) (OpenClosed, error) {
 
 // openRound runs the open loop at p.Rate for d over p.Connections.
 func openRound(ctx context.Context, drv load.Driver, p OpenPlan, d time.Duration) (LoadRound, error) {
-	r, err := loadRound(p.ServerPid, p.Path, func(rec *load.Recorder) {
-		load.OpenLoop{
+	r, err := loadRound(p.ServerPid, p.Path, func(rec *load.Recorder) error {
+		_, err := load.OpenLoop{
 			Streams:  []load.Stream{{Tag: openTag, Request: load.Request{Path: p.Path}, Pacer: load.PerSecond(p.Rate), Connections: p.Connections}},
 			Duration: d, Timeout: requestTimeout, LateAfter: LateAfter,
 		}.Run(ctx, load.Target{Addr: p.Target, Driver: drv}, rec)
+		return err
 	})
 	r.RPS = float64(r.Completed) / d.Seconds()
 	return r, err
@@ -276,9 +277,10 @@ func openRound(ctx context.Context, drv load.Driver, p OpenPlan, d time.Duration
 
 // closedRound runs a closed loop of conns connections for d.
 func closedRound(ctx context.Context, drv load.Driver, addr, path string, serverPid, conns int, d time.Duration) (LoadRound, error) {
-	r, err := loadRound(serverPid, path, func(rec *load.Recorder) {
-		load.ClosedLoop{Tag: closedTag, Request: load.Request{Path: path}, Connections: conns, Duration: d, Timeout: requestTimeout}.
+	r, err := loadRound(serverPid, path, func(rec *load.Recorder) error {
+		_, err := load.ClosedLoop{Tag: closedTag, Request: load.Request{Path: path}, Connections: conns, Duration: d, Timeout: requestTimeout}.
 			Run(ctx, load.Target{Addr: addr, Driver: drv}, rec)
+		return err
 	})
 	if r.Seconds > 0 {
 		r.RPS = float64(r.Completed) / r.Seconds
@@ -289,16 +291,19 @@ func closedRound(ctx context.Context, drv load.Driver, addr, path string, server
 // loadRound runs one load into a recorder of its own, with this process's CPU time and the
 // server's measured around it. A round that completed no request measured a server that is
 // not serving.
-func loadRound(serverPid int, path string, run func(rec *load.Recorder)) (LoadRound, error) {
+func loadRound(serverPid int, path string, run func(rec *load.Recorder) error) (LoadRound, error) {
 	start := time.Now()
 	rec := load.NewRecorder(start, nil)
 	sp := probe.Start(serverPid, start, probePeriod)
 	cpu0 := selfCPUSeconds()
-	run(rec)
+	err := run(rec)
 	cpu := selfCPUSeconds() - cpu0
 	el := time.Since(start)
 	r := LoadRound{Seconds: el.Seconds(), ClientCPUSeconds: cpu, ClientCPU: 100 * cpu / el.Seconds(),
 		ServerCPU: results.UsageOf(sp.Stop(), 0, 0).CPUPctMean}
+	if err != nil {
+		return r, err
+	}
 	tags := rec.Results()
 	if len(tags) != 1 {
 		return r, errors.New("the load recorded nothing")

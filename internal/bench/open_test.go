@@ -78,7 +78,7 @@ func TestMeasureOpenAgainstALocalServer(t *testing.T) {
 		t.Skip("drives load")
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"id":1}`))
+		_, _ = w.Write([]byte(`{"id":1}`))
 	}))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")

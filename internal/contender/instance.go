@@ -248,9 +248,7 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 	defer t.mu.Unlock()
 	parts := strings.Split(t.partial+string(p), "\n")
 	t.partial = parts[len(parts)-1]
-	for _, l := range parts[:len(parts)-1] {
-		t.lines = append(t.lines, l)
-	}
+	t.lines = append(t.lines, parts[:len(parts)-1]...)
 	if len(t.lines) > t.n {
 		t.lines = t.lines[len(t.lines)-t.n:]
 	}

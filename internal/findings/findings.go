@@ -12,7 +12,6 @@ import (
 
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
-	"github.com/arena-lab/arena/scenarios"
 )
 
 // Findings is a reproduction set against the studies.
@@ -117,9 +116,18 @@ type Value struct {
 	Failing bool
 }
 
+// Scenarios is what the findings need of the lab's scenarios, handed in as the registry is
+// to reproduce, agent and report: every scenario, in order; a run judged again with this
+// arena's rules (summary, verdicts, claims); the claims of a run merged from several.
+type Scenarios struct {
+	All      []scenario.Scenario
+	Rejudge  func(*results.Run) error
+	ClaimsOf func(*results.Run) []results.Claim
+}
+
 // Build reads the reproduction in dir: every run it made, judged again with this arena's
-// rules, set against each study.
-func Build(rep *results.Reproduction, dir string) (*Findings, error) {
+// rules, set against each of scs's studies.
+func Build(rep *results.Reproduction, dir string, scs Scenarios) (*Findings, error) {
 	f := &Findings{Reproduction: rep}
 	for _, st := range rep.Steps {
 		if st.Run == "" {
@@ -129,7 +137,7 @@ func Build(rep *results.Reproduction, dir string) (*Findings, error) {
 		if err != nil {
 			continue // begun but never saved: nothing measured
 		}
-		if err := scenarios.Rejudge(run); err != nil {
+		if err := scs.Rejudge(run); err != nil {
 			return nil, fmt.Errorf("run %s: %w", run.ID, err)
 		}
 		f.Runs = append(f.Runs, Run{Run: run, Dir: filepath.Join(dir, st.Run), Step: st})
@@ -137,8 +145,8 @@ func Build(rep *results.Reproduction, dir string) (*Findings, error) {
 	if len(f.Runs) > 0 {
 		f.Env = f.Runs[0].Env
 	}
-	for _, sc := range scenarios.All() {
-		f.Studies = append(f.Studies, f.study(sc))
+	for _, sc := range scs.All {
+		f.Studies = append(f.Studies, f.study(sc, scs.ClaimsOf))
 	}
 	return f, nil
 }
@@ -167,7 +175,7 @@ func (f *Findings) RepeatText() string {
 
 // study is one scenario's section; a study the reproduction did not run has its claims, all
 // untested.
-func (f *Findings) study(sc scenario.Scenario) Study {
+func (f *Findings) study(sc scenario.Scenario, claimsOf func(*results.Run) []results.Claim) Study {
 	s := Study{Scenario: sc.Name(), Title: sc.Title(), Study: sc.Study()}
 	var rp scenario.Reproduction
 	if r, ok := sc.(scenario.Reproducible); ok {
@@ -205,7 +213,7 @@ func (f *Findings) study(sc scenario.Scenario) Study {
 	if studyRun != nil {
 		s.Repeat = studyRun.Scenario.Repeat
 	}
-	every := everyContender(studyRun, matrixRun)
+	every := everyContender(studyRun, matrixRun, claimsOf)
 	for _, id := range claimIDs(studyRun, every) {
 		c := Claim{ID: id, Study: claimOf(studyRun, id), Steady: claimOf(steadyRun, id), Every: claimOf(every, id)}
 		c.decide(studyRun, every)
@@ -340,7 +348,7 @@ func quick(r *results.Run) string {
 // everyContender is the study run and the matrix run as one, each contender from the run
 // that measured it, judged again: the claims over every stack. Nil without a matrix run of
 // the study's preset.
-func everyContender(studyRun, matrixRun *results.Run) *results.Run {
+func everyContender(studyRun, matrixRun *results.Run, claimsOf func(*results.Run) []results.Claim) *results.Run {
 	if matrixRun == nil || (studyRun != nil && matrixRun.Scenario.Preset != studyRun.Scenario.Preset) {
 		return nil
 	}
@@ -360,7 +368,7 @@ func everyContender(studyRun, matrixRun *results.Run) *results.Run {
 	if merged == nil {
 		return nil
 	}
-	merged.Claims = scenarios.ClaimsOf(merged)
+	merged.Claims = claimsOf(merged)
 	return merged
 }
 

@@ -13,7 +13,11 @@ import (
 	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
+	"github.com/arena-lab/arena/scenarios"
 )
+
+// registry is the lab's scenarios, handed to the findings as cmd hands them.
+var registry = Scenarios{All: scenarios.All(), Rejudge: scenarios.Rejudge, ClaimsOf: scenarios.ClaimsOf}
 
 var day = time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
 
@@ -106,7 +110,7 @@ func claimByID(t *testing.T, f *Findings, scenario, id string) Claim {
 
 func TestBuild(t *testing.T) {
 	rep, dir := reproduction(t)
-	f, err := Build(rep, dir)
+	f, err := Build(rep, dir, registry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +164,7 @@ func TestBuild(t *testing.T) {
 // The markdown is the findings as docs/findings.md has them.
 func TestWriteMarkdown(t *testing.T) {
 	rep, dir := reproduction(t)
-	f, err := Build(rep, dir)
+	f, err := Build(rep, dir, registry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +244,7 @@ func TestVerdictByCoreCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep.Steps = append(rep.Steps, results.Step{Part: results.PartStudies, RunSpec: results.RunSpec{Scenario: "downstream", Preset: "seed", Contenders: []string{"spring-webflux", "spring-webflux-fn", "vertx"}}, Run: four.ID, Status: results.RunComplete})
-	f, err := Build(rep, dir)
+	f, err := Build(rep, dir, registry)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -200,16 +200,7 @@ func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars 
 		srv.ds = ds
 		vars["DOWNSTREAM_URL"] = ds.URL() // every contender honours it: the contract's /data/{id}
 	}
-	opts := contender.StartOptions{
-		Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Port: port, Vars: vars, LogPath: c.file(dir, "logs", "log"),
-	}
-	if prof != nil {
-		if err := prof.Apply(&opts); err != nil {
-			srv.stopDownstream()
-			return nil, &startError{results.Outcome{Status: results.OutcomeError, Detail: "profile: " + err.Error()}}
-		}
-	}
-	in, err := contender.Start(c.m, opts)
+	in, err := l.StartContender(c.m, port, vars, c.file(dir, "logs", "log"), prof)
 	if err != nil {
 		srv.stopDownstream()
 		return nil, &startError{results.Outcome{Status: results.OutcomeError, Detail: err.Error()}}
@@ -319,7 +310,6 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 	}
 	m.cpusBefore = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), dsGroup)
 	if prof != nil {
-		prof.Signal = srv.in.Signal
 		prof.Begin()
 	}
 	m.figures, m.err = l.driveAgents(ctx, c, srv, &m, sink)

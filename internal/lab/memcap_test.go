@@ -69,8 +69,12 @@ func TestMemoryCapOnCgroupV2(t *testing.T) {
 		t.Fatalf("add: %v", err)
 	}
 	// the kernel's figures, as the contender left them
-	os.WriteFile(filepath.Join(group, "memory.peak"), []byte("1073741824\n"), 0o644)
-	os.WriteFile(filepath.Join(group, "memory.events"), []byte("low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(group, "memory.peak"), []byte("1073741824\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(group, "memory.events"), []byte("low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if m := cg.record(); *m != (results.Memory{CapMB: 1024, By: results.MemoryByCgroup, MaxUsedMB: 1024, OOMKills: 1}) {
 		t.Fatalf("record %+v", m)
 	}
@@ -120,8 +124,12 @@ func TestMemoryCapOnCgroupV1(t *testing.T) {
 	if cg.dir != group || read(t, filepath.Join(group, "memory.limit_in_bytes")) != want || read(t, filepath.Join(group, "memory.memsw.limit_in_bytes")) != want {
 		t.Fatalf("group %s not capped at %s", cg.dir, want)
 	}
-	os.WriteFile(filepath.Join(group, "memory.max_usage_in_bytes"), []byte("314572800\n"), 0o644)
-	os.WriteFile(filepath.Join(group, "memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(group, "memory.max_usage_in_bytes"), []byte("314572800\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(group, "memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if m := cg.record(); *m != (results.Memory{CapMB: 576, By: results.MemoryByCgroup, MaxUsedMB: 300, OOMKills: 2}) {
 		t.Fatalf("record %+v", m)
 	}

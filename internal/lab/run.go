@@ -70,57 +70,17 @@ var ErrNothingToMeasure = errors.New("no contender passed build and verify: noth
 // is stopped, and what was finished is kept.
 func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, error) {
 	spec := l.specOf(o)
-	plan, err := o.Scenario.Plan(Options(spec))
+	plan, err := l.planOf(o.Scenario, spec)
 	if err != nil {
 		return nil, "", err
-	}
-	if plan, err = plan.Filter(spec.Levels); err != nil {
-		return nil, "", err
-	}
-	plan = plan.WithEnv(spec.Env)
-	if l.Agents != nil {
-		if err := splittable(l.Agents.Fleet, plan.Levels); err != nil {
-			return nil, "", err
-		}
-		l.scenario, l.options = o.Scenario.Name(), Options(spec)
 	}
 	for _, note := range sweepStaleCgroups() {
 		l.Progress.Note(note)
 	}
 	defer hostCgroups.restore()
-	started := time.Now()
-	spec.ID = cmp.Or(spec.ID, started.Format("20060102-150405")+"-"+o.Scenario.Name())
-	env := Environment(l.Root, l.Settings, l.ServerCPUs, l.ClientCPUs)
-	var kept []results.Cell
-	var forced []string
-	if o.Resume != nil {
-		if forced, err = resumable(o.Resume, spec, plan.Preset, env, o.ForceResume); err != nil {
-			return nil, "", err
-		}
-		spec.ID, started, kept = o.Resume.ID, o.Resume.Started, finishedCells(o.Resume.Cells)
-	}
-	run := &results.Run{
-		Schema: results.SchemaVersion, ID: spec.ID, Command: o.Command, Started: started, Status: results.RunRunning,
-		Spec: &spec, ForcedResume: forced,
-		Scenario: results.ScenarioInfo{
-			Name: o.Scenario.Name(), Title: o.Scenario.Title(), Study: o.Scenario.Study(),
-			Preset: plan.Preset, Quick: spec.Quick, Repeat: spec.Repeat, Notes: plan.Notes, Profiled: spec.Profile,
-		},
-		Env:   env,
-		Cells: kept,
-	}
-	if l.Agents != nil {
-		topo := l.Agents.Topology
-		run.Env.Topology = &topo
-	}
-	if o.Resume != nil {
-		run.Command = o.Resume.Command
-		run.Env.Notes = append(run.Env.Notes, resumeNote(o.Resume, len(kept), forced))
-	}
-	run.Scenario.Headline = plan.Headline
-	run.Scenario.Duration, run.Scenario.Timeout = shared(plan.Levels)
-	for _, lv := range plan.Levels {
-		run.Scenario.Levels = append(run.Scenario.Levels, scenario.Describe(lv))
+	run, kept, err := l.newRun(o, &spec, plan)
+	if err != nil {
+		return nil, "", err
 	}
 	// A folder of its own for every run; one the caller named (a reproduction's step, a
 	// resumed run) is the caller's to reuse.
@@ -152,23 +112,96 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 	if err := PinSelf(l.ClientCPUs); err != nil {
 		return run, dir, err
 	}
+	cells := cellsOf(plan, spec, measured, kept)
+	if len(cells) == 0 { // a resumed run whose every cell was already finished
+		return l.finish(run, dir, o.Scenario, results.RunComplete)
+	}
+	return l.measure(ctx, run, dir, o.Scenario, plan, spec.Port, cells)
+}
 
+// planOf is the scenario's plan for spec: its levels, those spec names, with its env; with
+// agents, it checks that every level's load can be dealt out among them.
+func (l *Lab) planOf(s scenario.Scenario, spec results.RunSpec) (scenario.Plan, error) {
+	plan, err := s.Plan(Options(spec))
+	if err != nil {
+		return plan, err
+	}
+	if plan, err = plan.Filter(spec.Levels); err != nil {
+		return plan, err
+	}
+	plan = plan.WithEnv(spec.Env)
+	if l.Agents != nil {
+		if err := splittable(l.Agents.Fleet, plan.Levels); err != nil {
+			return plan, err
+		}
+		l.scenario, l.options = s.Name(), Options(spec)
+	}
+	return plan, nil
+}
+
+// newRun is the run's record before anything is measured, with the cells a resumed run kept
+// (kept): its spec (given an id when it has none), environment, topology and scenario. A
+// resume whose spec or environment differs from the run's is refused here.
+func (l *Lab) newRun(o RunOptions, spec *results.RunSpec, plan scenario.Plan) (run *results.Run, kept []results.Cell, err error) {
+	started := time.Now()
+	spec.ID = cmp.Or(spec.ID, started.Format("20060102-150405")+"-"+o.Scenario.Name())
+	env := Environment(l.Root, l.Settings, l.ServerCPUs, l.ClientCPUs)
+	var forced []string
+	if o.Resume != nil {
+		if forced, err = resumable(o.Resume, *spec, plan.Preset, env, o.ForceResume); err != nil {
+			return nil, nil, err
+		}
+		spec.ID, started, kept = o.Resume.ID, o.Resume.Started, finishedCells(o.Resume.Cells)
+	}
+	run = &results.Run{
+		Schema: results.SchemaVersion, ID: spec.ID, Command: o.Command, Started: started, Status: results.RunRunning,
+		Spec: spec, ForcedResume: forced,
+		Scenario: results.ScenarioInfo{
+			Name: o.Scenario.Name(), Title: o.Scenario.Title(), Study: o.Scenario.Study(),
+			Preset: plan.Preset, Quick: spec.Quick, Repeat: spec.Repeat, Notes: plan.Notes, Profiled: spec.Profile,
+		},
+		Env:   env,
+		Cells: kept,
+	}
+	if l.Agents != nil {
+		topo := l.Agents.Topology
+		run.Env.Topology = &topo
+	}
+	if o.Resume != nil {
+		run.Command = o.Resume.Command
+		run.Env.Notes = append(run.Env.Notes, resumeNote(o.Resume, len(kept), forced))
+	}
+	run.Scenario.Headline = plan.Headline
+	run.Scenario.Duration, run.Scenario.Timeout = shared(plan.Levels)
+	for _, lv := range plan.Levels {
+		run.Scenario.Levels = append(run.Scenario.Levels, scenario.Describe(lv))
+	}
+	return run, kept, nil
+}
+
+// cellsOf is what is left to measure: each level × repeat × contender not among kept,
+// contenders interleaved so that drift hits them alike.
+func cellsOf(plan scenario.Plan, spec results.RunSpec, measured []*contender.Manifest, kept []results.Cell) []cellPlan {
 	var cells []cellPlan
 	for _, lv := range plan.Levels {
 		for r := 1; r <= spec.Repeat; r++ {
-			for _, m := range measured { // contenders interleaved, so drift hits them alike
+			for _, m := range measured {
 				if !hasCell(kept, m.Name, lv.Name, r) {
 					cells = append(cells, cellPlan{m: m, level: lv, repeat: r, profile: spec.Profile})
 				}
 			}
 		}
 	}
-	if len(cells) == 0 { // a resumed run whose every cell was already finished
-		return l.finish(run, dir, o.Scenario, results.RunComplete)
-	}
+	return cells
+}
+
+// measure runs cells one after the other into run, saving it in dir after each, and finishes
+// the run. A contender's ladder (a level group) stops at its first broken level, the
+// resumed run's kept cells included.
+func (l *Lab) measure(ctx context.Context, run *results.Run, dir string, s scenario.Scenario, plan scenario.Plan, port int, cells []cellPlan) (*results.Run, string, error) {
 	l.Progress.Begin(len(cells), cells[0].level.Expected()+15*time.Second)
 	broken := map[string]bool{} // contender and group whose ladder broke
-	for _, c := range kept {
+	for _, c := range run.Cells {
 		if lv, ok := plan.Level(c.Level); ok && plan.Broken != nil && lv.Group != "" && plan.Broken(c) {
 			broken[c.Contender+"\x00"+lv.Group] = true
 		}
@@ -184,7 +217,7 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 		case broken[c.m.Name+"\x00"+c.level.Group]:
 			cell = c.notRun(results.OutcomeSkipped, "a lower level of "+c.level.Group+" already broke")
 		default:
-			cell = l.runCell(ctx, c, dir, spec.Port)
+			cell = l.runCell(ctx, c, dir, port)
 			if plan.Broken != nil && c.level.Group != "" && plan.Broken(cell) {
 				broken[c.m.Name+"\x00"+c.level.Group] = true
 			}
@@ -196,10 +229,10 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 			return l.unsaved(run, dir, err)
 		}
 		if ctx.Err() != nil {
-			return l.finish(run, dir, o.Scenario, results.RunInterrupted)
+			return l.finish(run, dir, s, results.RunInterrupted)
 		}
 	}
-	return l.finish(run, dir, o.Scenario, results.RunComplete)
+	return l.finish(run, dir, s, results.RunComplete)
 }
 
 // specOf is the run's spec as the lab runs it: its CPUs and heap, the contenders found, at
@@ -343,16 +376,21 @@ func reopenRunDir(runsDir, id string) (string, error) {
 
 // failed ends a run that could not go on: its status says so, and err why.
 func (l *Lab) failed(run *results.Run, dir string, err error) (*results.Run, string, error) {
+	markFailed(run)
+	return run, dir, err
+}
+
+// markFailed ends run now with the failed status.
+func markFailed(run *results.Run) {
 	now := time.Now()
 	run.Finished, run.Status = &now, results.RunFailed
-	return run, dir, err
 }
 
 // unsaved ends a run whose results could not be saved in dir: nothing measured after this
 // could be kept either. So that nothing finished is lost, the results go to a folder under
 // the system's temporary one, and the error says where.
 func (l *Lab) unsaved(run *results.Run, dir string, err error) (*results.Run, string, error) {
-	l.failed(run, dir, nil)
+	markFailed(run)
 	why := fmt.Errorf("cannot save the results in %s, so the run stopped with %d cell(s) measured: %w", dir, len(run.Cells), err)
 	spare := filepath.Join(os.TempDir(), "arena-"+cmp.Or(run.ID, "run"))
 	if os.MkdirAll(spare, 0o755) == nil && results.Save(run, spare) == nil {

@@ -131,10 +131,7 @@ func (l *Lab) Verify(ctx context.Context, m *contender.Manifest, logDir string, 
 	for _, st := range verifyStarts(ds) {
 		vars, name := st.varsFor(m)
 		at := time.Now()
-		in, err := contender.Start(m, contender.StartOptions{
-			Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Vars: vars,
-			LogPath: filepath.Join(logDir, fmt.Sprintf("verify-%s-%s.log", m.Name, st.log)),
-		})
+		in, err := l.StartContender(m, 0, vars, filepath.Join(logDir, fmt.Sprintf("verify-%s-%s.log", m.Name, st.log)), nil)
 		if err != nil {
 			return fail("start ("+name+")", err.Error())
 		}
@@ -195,7 +192,7 @@ func elsewhere(in *contender.Instance) string {
 func stopCheck(in *contender.Instance, phase string) verify.Check {
 	go func() {
 		c := &httpClient{timeout: 30 * time.Second}
-		c.get("http://" + in.Addr() + "/delayed?ms=30000")
+		_, _ = c.get("http://" + in.Addr() + "/delayed?ms=30000") // it only holds the server busy
 	}()
 	time.Sleep(200 * time.Millisecond)
 	took, killed := in.Stop()

@@ -75,23 +75,29 @@ func (h *Hosts) SSHArgs() []string {
 
 // fileHosts is the file's shape; pointers tell a missing port from a zero one.
 type fileHosts struct {
-	SSHConfig string `toml:"ssh_config"`
-	Server    *struct {
-		Name    string `toml:"name"`
-		Address string `toml:"address"`
-		CPUs    string `toml:"cpus"`
-		SSH     string `toml:"ssh"`
-		Root    string `toml:"root"`
-		LabCPUs string `toml:"lab_cpus"`
-		Port    *int   `toml:"port"`
-	} `toml:"server"`
-	Client []struct {
-		Name    string `toml:"name"`
-		SSH     string `toml:"ssh"`
-		Address string `toml:"address"`
-		CPUs    string `toml:"cpus"`
-		Port    *int   `toml:"port"`
-	} `toml:"client"`
+	SSHConfig string       `toml:"ssh_config"`
+	Server    *fileServer  `toml:"server"`
+	Client    []fileClient `toml:"client"`
+}
+
+// fileServer is the file's [server] table.
+type fileServer struct {
+	Name    string `toml:"name"`
+	Address string `toml:"address"`
+	CPUs    string `toml:"cpus"`
+	SSH     string `toml:"ssh"`
+	Root    string `toml:"root"`
+	LabCPUs string `toml:"lab_cpus"`
+	Port    *int   `toml:"port"`
+}
+
+// fileClient is one of the file's [[client]] entries.
+type fileClient struct {
+	Name    string `toml:"name"`
+	SSH     string `toml:"ssh"`
+	Address string `toml:"address"`
+	CPUs    string `toml:"cpus"`
+	Port    *int   `toml:"port"`
 }
 
 // lookupHost resolves a host name; tests replace it so that they never query DNS.
@@ -115,147 +121,208 @@ func ParseHosts(path string) (*Hosts, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	lines := keyLines(string(data))
-	at := func(section string, index int, key string) string {
-		if n, ok := lines[lineKey{section, index, key}]; ok {
-			return fmt.Sprintf("%s:%d", path, n)
-		}
-		if n, ok := lines[lineKey{section, index, ""}]; ok {
-			return fmt.Sprintf("%s:%d", path, n)
-		}
-		return path
-	}
+	pos := filePositions{path: path, lines: keyLines(string(data))}
 	if und := md.Undecoded(); len(und) > 0 {
-		k := und[0]
-		section, index, key := "", 0, k.String()
-		if len(k) > 1 {
-			section, key = k[0], k[len(k)-1]
-			if section == "client" {
-				index = -1 // not known from the key: the line search below finds the first
-			}
-		}
-		where, first := path, 0
-		for lk, n := range lines {
-			if lk.section == section && lk.key == key && (index < 0 || lk.index == index) && (first == 0 || n < first) {
-				first = n
-				where = fmt.Sprintf("%s:%d", path, n)
-			}
-		}
-		return nil, fmt.Errorf("%s: unknown field %q: a hosts file has ssh_config, [server] with name, address, cpus, ssh, root, lab_cpus, port, and [[client]] entries with name, ssh, address, cpus, port", where, k.String())
+		return nil, pos.unknownField(und[0])
 	}
-
 	h := &Hosts{Path: path}
 	if f.SSHConfig != "" {
-		cfg := f.SSHConfig
-		if strings.HasPrefix(cfg, "~/") {
-			if home, err := os.UserHomeDir(); err == nil {
-				cfg = filepath.Join(home, cfg[2:])
-			}
-		}
-		if !filepath.IsAbs(cfg) {
-			cfg = filepath.Join(filepath.Dir(path), cfg)
-		}
-		if cfg, err = filepath.Abs(cfg); err != nil {
+		if h.SSHConfig, err = sshConfigOf(f.SSHConfig, pos); err != nil {
 			return nil, err
 		}
-		if _, err := os.Stat(cfg); err != nil {
-			return nil, fmt.Errorf("%s: ssh_config %q: %v: give a path to an existing ssh_config, relative to the hosts file", at("", 0, "ssh_config"), f.SSHConfig, err)
-		}
-		h.SSHConfig = cfg
 	}
-
 	if f.Server == nil {
 		return nil, fmt.Errorf("%s: no [server] table: name the contender's host with its address and cpus", path)
 	}
-	s := f.Server
-	h.Server = ServerHost{Name: s.Name, Address: s.Address, CPUs: s.CPUs, SSH: s.SSH}
-	if h.Server.Name == "" {
-		h.Server.Name = "server"
-	}
-	check := func(where, entry, field, value string, fn func(string) error) error {
-		if err := fn(value); err != nil {
-			return fmt.Errorf("%s: %s: %s %q: %v", where, entry, field, value, err)
-		}
-		return nil
-	}
-	if err := checkName(h.Server.Name); err != nil {
-		return nil, fmt.Errorf("%s: [server]: name %q: %v", at("server", 0, "name"), h.Server.Name, err)
-	}
-	if err := check(at("server", 0, "address"), "[server]", "address", s.Address, checkAddress); err != nil {
+	if h.Server, err = serverOf(f.Server, pos); err != nil {
 		return nil, err
 	}
-	if err := check(at("server", 0, "cpus"), "[server]", "cpus", s.CPUs, checkCPUList); err != nil {
-		return nil, err
-	}
-	if s.SSH != "" {
-		if err := check(at("server", 0, "ssh"), "[server]", "ssh", s.SSH, checkDestination); err != nil {
-			return nil, err
-		}
-		// A server host over SSH runs the lab there: it needs the lab's folder, and CPUs for
-		// the lab itself apart from the contender's.
-		h.Server.Root, h.Server.LabCPUs, h.Server.Port = s.Root, s.LabCPUs, DefaultPort
-		if !filepath.IsAbs(s.Root) {
-			return nil, fmt.Errorf("%s: [server]: root %q: give the absolute path of the lab's folder on that host (a clone of this revision): the contender is built and started there", at("server", 0, "root"), s.Root)
-		}
-		if err := check(at("server", 0, "lab_cpus"), "[server]", "lab_cpus", s.LabCPUs, checkCPUList); err != nil {
-			return nil, err
-		}
-		if s.Port != nil {
-			if *s.Port < 1 || *s.Port > 65535 {
-				return nil, fmt.Errorf("%s: [server]: port %d: give a TCP port from 1 to 65535 (default %d)", at("server", 0, "port"), *s.Port, DefaultPort)
-			}
-			h.Server.Port = *s.Port
-		}
-	} else if s.Root != "" || s.LabCPUs != "" || s.Port != nil {
-		return nil, fmt.Errorf("%s: [server]: root, lab_cpus and port are for a server host reached over SSH (ssh = …); without ssh the contender runs on this host", at("server", 0, ""))
-	}
-
 	if len(f.Client) == 0 {
 		return nil, fmt.Errorf("%s: no [[client]] entry: name at least one load host with ssh, address and cpus", path)
 	}
-	names := map[string]string{h.Server.Name: "[server]"}
-	addrs := map[string]string{}
-	for i, c := range f.Client {
-		entry := fmt.Sprintf("[[client]] %d", i+1)
-		ch := ClientHost{Name: c.Name, SSH: c.SSH, Address: c.Address, CPUs: c.CPUs, Port: DefaultPort}
-		if ch.Name == "" { // the destination's host part
-			ch.Name = ch.SSH[strings.LastIndex(ch.SSH, "@")+1:]
-		}
-		if ch.Name != "" {
-			entry += fmt.Sprintf(" (%s)", ch.Name)
-		}
-		if c.SSH == "" {
-			return nil, fmt.Errorf("%s: %s: no ssh destination: give ssh = \"[user@]host\" or a Host of the ssh_config", at("client", i, "ssh"), entry)
-		}
-		if err := check(at("client", i, "ssh"), entry, "ssh", c.SSH, checkDestination); err != nil {
-			return nil, err
-		}
-		if err := checkName(ch.Name); err != nil {
-			return nil, fmt.Errorf("%s: %s: name %q: %v", at("client", i, "name"), entry, ch.Name, err)
-		}
-		if prev, dup := names[ch.Name]; dup {
-			return nil, fmt.Errorf("%s: %s: name %q is also %s's: give every host its own name", at("client", i, "name"), entry, ch.Name, prev)
-		}
-		names[ch.Name] = entry
-		if err := check(at("client", i, "address"), entry, "address", c.Address, checkAddress); err != nil {
-			return nil, err
-		}
-		if err := check(at("client", i, "cpus"), entry, "cpus", c.CPUs, checkCPUList); err != nil {
-			return nil, err
-		}
-		if c.Port != nil {
-			if *c.Port < 1 || *c.Port > 65535 {
-				return nil, fmt.Errorf("%s: %s: port %d: give a TCP port from 1 to 65535 (default %d)", at("client", i, "port"), entry, *c.Port, DefaultPort)
-			}
-			ch.Port = *c.Port
-		}
-		if prev, dup := addrs[ch.Addr()]; dup {
-			return nil, fmt.Errorf("%s: %s: %s is also %s's: two agents cannot listen on one address and port", at("client", i, "port"), entry, ch.Addr(), prev)
-		}
-		addrs[ch.Addr()] = entry
-		h.Clients = append(h.Clients, ch)
+	if h.Clients, err = clientsOf(f.Client, h.Server.Name, pos); err != nil {
+		return nil, err
 	}
 	return h, nil
+}
+
+// filePositions says where in a hosts file a key is, for its errors.
+type filePositions struct {
+	path  string
+	lines map[lineKey]int
+}
+
+// at is path:line of the key of an entry (index among a section's entries), else of its
+// table's header, else the path alone.
+func (p filePositions) at(section string, index int, key string) string {
+	if n, ok := p.lines[lineKey{section, index, key}]; ok {
+		return fmt.Sprintf("%s:%d", p.path, n)
+	}
+	if n, ok := p.lines[lineKey{section, index, ""}]; ok {
+		return fmt.Sprintf("%s:%d", p.path, n)
+	}
+	return p.path
+}
+
+// unknownField is the error for a key the file's shape has no place for, at its first line.
+func (p filePositions) unknownField(k toml.Key) error {
+	section, index, key := "", 0, k.String()
+	if len(k) > 1 {
+		section, key = k[0], k[len(k)-1]
+		if section == "client" {
+			index = -1 // not known from the key: the line search below finds the first
+		}
+	}
+	where, first := p.path, 0
+	for lk, n := range p.lines {
+		if lk.section == section && lk.key == key && (index < 0 || lk.index == index) && (first == 0 || n < first) {
+			first = n
+			where = fmt.Sprintf("%s:%d", p.path, n)
+		}
+	}
+	return fmt.Errorf("%s: unknown field %q: a hosts file has ssh_config, [server] with name, address, cpus, ssh, root, lab_cpus, port, and [[client]] entries with name, ssh, address, cpus, port", where, k.String())
+}
+
+// checkField is fn's verdict on an entry's field, as an error that says where.
+func checkField(where, entry, field, value string, fn func(string) error) error {
+	if err := fn(value); err != nil {
+		return fmt.Errorf("%s: %s: %s %q: %v", where, entry, field, value, err)
+	}
+	return nil
+}
+
+// sshConfigOf is the file's ssh_config as an absolute path (~/ is the home folder, a relative
+// path the hosts file's folder), which must exist.
+func sshConfigOf(given string, pos filePositions) (string, error) {
+	cfg := given
+	if strings.HasPrefix(cfg, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			cfg = filepath.Join(home, cfg[2:])
+		}
+	}
+	if !filepath.IsAbs(cfg) {
+		cfg = filepath.Join(filepath.Dir(pos.path), cfg)
+	}
+	cfg, err := filepath.Abs(cfg)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(cfg); err != nil {
+		return "", fmt.Errorf("%s: ssh_config %q: %v: give a path to an existing ssh_config, relative to the hosts file", pos.at("", 0, "ssh_config"), given, err)
+	}
+	return cfg, nil
+}
+
+// serverOf is the file's [server], checked.
+func serverOf(s *fileServer, pos filePositions) (ServerHost, error) {
+	at := func(key string) string { return pos.at("server", 0, key) }
+	srv := ServerHost{Name: s.Name, Address: s.Address, CPUs: s.CPUs, SSH: s.SSH}
+	if srv.Name == "" {
+		srv.Name = "server"
+	}
+	if err := checkName(srv.Name); err != nil {
+		return srv, fmt.Errorf("%s: [server]: name %q: %v", at("name"), srv.Name, err)
+	}
+	if err := checkField(at("address"), "[server]", "address", s.Address, checkAddress); err != nil {
+		return srv, err
+	}
+	if err := checkField(at("cpus"), "[server]", "cpus", s.CPUs, checkCPUList); err != nil {
+		return srv, err
+	}
+	if s.SSH == "" {
+		if s.Root != "" || s.LabCPUs != "" || s.Port != nil {
+			return srv, fmt.Errorf("%s: [server]: root, lab_cpus and port are for a server host reached over SSH (ssh = …); without ssh the contender runs on this host", at(""))
+		}
+		return srv, nil
+	}
+	if err := checkField(at("ssh"), "[server]", "ssh", s.SSH, checkDestination); err != nil {
+		return srv, err
+	}
+	// A server host over SSH runs the lab there: it needs the lab's folder, and CPUs for
+	// the lab itself apart from the contender's.
+	srv.Root, srv.LabCPUs, srv.Port = s.Root, s.LabCPUs, DefaultPort
+	if !filepath.IsAbs(s.Root) {
+		return srv, fmt.Errorf("%s: [server]: root %q: give the absolute path of the lab's folder on that host (a clone of this revision): the contender is built and started there", at("root"), s.Root)
+	}
+	if err := checkField(at("lab_cpus"), "[server]", "lab_cpus", s.LabCPUs, checkCPUList); err != nil {
+		return srv, err
+	}
+	if s.Port != nil {
+		if *s.Port < 1 || *s.Port > 65535 {
+			return srv, fmt.Errorf("%s: [server]: port %d: give a TCP port from 1 to 65535 (default %d)", at("port"), *s.Port, DefaultPort)
+		}
+		srv.Port = *s.Port
+	}
+	return srv, nil
+}
+
+// clientsOf is the file's [[client]] entries, checked: every host a name of its own (the
+// server's, serverName, included), every agent an address and port of its own.
+func clientsOf(clients []fileClient, serverName string, pos filePositions) ([]ClientHost, error) {
+	names := map[string]string{serverName: "[server]"}
+	addrs := map[string]string{}
+	var out []ClientHost
+	for i, c := range clients {
+		ch, entry, err := clientOf(c, i, pos)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := names[ch.Name]; dup {
+			return nil, fmt.Errorf("%s: %s: name %q is also %s's: give every host its own name", pos.at("client", i, "name"), entry, ch.Name, prev)
+		}
+		names[ch.Name] = entry
+		if ch.Port, err = clientPlace(c, entry, func(key string) string { return pos.at("client", i, key) }); err != nil {
+			return nil, err
+		}
+		if prev, dup := addrs[ch.Addr()]; dup {
+			return nil, fmt.Errorf("%s: %s: %s is also %s's: two agents cannot listen on one address and port", pos.at("client", i, "port"), entry, ch.Addr(), prev)
+		}
+		addrs[ch.Addr()] = entry
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// clientPlace checks a [[client]]'s address and cpus, and returns its port (DefaultPort when
+// none is given); at is where a key of it is.
+func clientPlace(c fileClient, entry string, at func(key string) string) (int, error) {
+	if err := checkField(at("address"), entry, "address", c.Address, checkAddress); err != nil {
+		return 0, err
+	}
+	if err := checkField(at("cpus"), entry, "cpus", c.CPUs, checkCPUList); err != nil {
+		return 0, err
+	}
+	if c.Port == nil {
+		return DefaultPort, nil
+	}
+	if *c.Port < 1 || *c.Port > 65535 {
+		return 0, fmt.Errorf("%s: %s: port %d: give a TCP port from 1 to 65535 (default %d)", at("port"), entry, *c.Port, DefaultPort)
+	}
+	return *c.Port, nil
+}
+
+// clientOf is the file's i-th [[client]] with its ssh destination and name checked, and how
+// errors name it.
+func clientOf(c fileClient, i int, pos filePositions) (ClientHost, string, error) {
+	at := func(key string) string { return pos.at("client", i, key) }
+	entry := fmt.Sprintf("[[client]] %d", i+1)
+	ch := ClientHost{Name: c.Name, SSH: c.SSH, Address: c.Address, CPUs: c.CPUs, Port: DefaultPort}
+	if ch.Name == "" { // the destination's host part
+		ch.Name = ch.SSH[strings.LastIndex(ch.SSH, "@")+1:]
+	}
+	if ch.Name != "" {
+		entry += fmt.Sprintf(" (%s)", ch.Name)
+	}
+	if c.SSH == "" {
+		return ch, entry, fmt.Errorf("%s: %s: no ssh destination: give ssh = \"[user@]host\" or a Host of the ssh_config", at("ssh"), entry)
+	}
+	if err := checkField(at("ssh"), entry, "ssh", c.SSH, checkDestination); err != nil {
+		return ch, entry, err
+	}
+	if err := checkName(ch.Name); err != nil {
+		return ch, entry, fmt.Errorf("%s: %s: name %q: %v", at("name"), entry, ch.Name, err)
+	}
+	return ch, entry, nil
 }
 
 // WriteHosts writes h as a hosts file that ParseHosts reads back: what a test, or a tool

@@ -149,13 +149,8 @@ func stopAll(remotes []*Remote) error {
 // relies on it.
 const remoteAgent = "arena"
 
-func (r *Remote) start(ctx context.Context, c ClientHost) error {
-	if err := checkDestination(c.SSH); err != nil {
-		return err
-	}
-	if err := checkCPUList(c.CPUs); err != nil {
-		return fmt.Errorf("cpus %q: %w", c.CPUs, err)
-	}
+// install makes the agent's folder on c's host and copies the binary into it.
+func (r *Remote) install(ctx context.Context, c ClientHost) error {
 	// One round trip checks taskset and makes the folder; mkdir fails on an existing one, so
 	// a folder is never shared with anything else.
 	//
@@ -184,6 +179,19 @@ func (r *Remote) start(ctx context.Context, c ClientHost) error {
 	scp := append(append([]string{}, r.l.SSH...), "-q", "-o", "BatchMode=yes", "--", r.l.Binary, scpTarget(c.SSH, r.Dir+"/"+remoteAgent))
 	if out, err := r.l.runCmd(ctx, "scp", scp...); err != nil {
 		return fmt.Errorf("copying %s: %v: %s", r.l.Binary, err, out)
+	}
+	return nil
+}
+
+func (r *Remote) start(ctx context.Context, c ClientHost) error {
+	if err := checkDestination(c.SSH); err != nil {
+		return err
+	}
+	if err := checkCPUList(c.CPUs); err != nil {
+		return fmt.Errorf("cpus %q: %w", c.CPUs, err)
+	}
+	if err := r.install(ctx, c); err != nil {
+		return err
 	}
 
 	// An agent with a Root runs there, the lab's folder on that host (a server agent).

@@ -108,8 +108,6 @@ func record(h *hdrhistogram.Histogram, v int64) {
 // statusClasses are the names results count statuses under, by statusIndex.
 var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx", "other"}
 
-func statusClass(code int) string { return statusClasses[statusIndex(code)] }
-
 func statusIndex(code int) int {
 	if code < 100 || code > 599 {
 		return len(statusClasses) - 1

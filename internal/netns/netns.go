@@ -101,8 +101,7 @@ func Up(names ...string) (*Topology, error) {
 	}
 	unlock()
 	if err != nil {
-		t.Down()
-		return nil, err
+		return nil, errors.Join(err, t.Down())
 	}
 
 	ip := subnet.Addr().Next()
@@ -111,13 +110,11 @@ func Up(names ...string) (*Topology, error) {
 		h := Host{Name: n, NS: nsPrefix + base + "-" + n, IP: ip.String(), veth: fmt.Sprintf("%sv%d", base, i)}
 		t.Hosts = append(t.Hosts, h)
 		if err := t.makeHost(h); err != nil {
-			t.Down()
-			return nil, err
+			return nil, errors.Join(err, t.Down())
 		}
 	}
 	if err := t.check(); err != nil {
-		t.Down()
-		return nil, err
+		return nil, errors.Join(err, t.Down())
 	}
 	return t, nil
 }

@@ -54,49 +54,15 @@ func (t *Topology) StartSSHD(dir string) (*SSH, error) {
 
 	var known, config strings.Builder
 	for _, h := range t.Hosts {
-		hdir := filepath.Join(dir, h.Name)
-		if err := os.MkdirAll(hdir, 0o700); err != nil {
-			return nil, err
-		}
-		hostKey := filepath.Join(hdir, "ssh_host_ed25519_key")
-		if err := keygen(hostKey); err != nil {
-			return nil, err
-		}
-		hostPub, err := os.ReadFile(hostKey + ".pub")
+		hostKey, err := s.configure(h, authorized)
 		if err != nil {
 			return nil, err
 		}
-		f := strings.Fields(string(hostPub))
-		if len(f) < 2 {
-			return nil, fmt.Errorf("netns: host key %s.pub is malformed", hostKey)
-		}
-		fmt.Fprintf(&known, "%s %s %s\n", h.IP, f[0], f[1])
+		fmt.Fprintf(&known, "%s %s\n", h.IP, hostKey)
 		fmt.Fprintf(&config, "Host %s\n  HostName %s\n  Port 22\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
 			"  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  BatchMode yes\n"+
 			"  ConnectTimeout 5\n  LogLevel ERROR\n\n",
 			h.Name, h.IP, s.KeyPath, filepath.Join(dir, "known_hosts"))
-
-		sshdConfig := filepath.Join(hdir, "sshd_config")
-		cfg := fmt.Sprintf(`ListenAddress %s:22
-HostKey %s
-PidFile %s
-AuthorizedKeysFile %s
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-StrictModes no
-UsePAM no
-UseDNS no
-PrintMotd no
-X11Forwarding no
-AllowTcpForwarding no
-Subsystem sftp internal-sftp
-LogLevel ERROR
-`, h.IP, hostKey, filepath.Join(hdir, "sshd.pid"), authorized)
-		if err := os.WriteFile(sshdConfig, []byte(cfg), 0o600); err != nil {
-			return nil, err
-		}
 		if err := s.start(h); err != nil {
 			return nil, err
 		}
@@ -113,6 +79,49 @@ LogLevel ERROR
 		}
 	}
 	return s, nil
+}
+
+// configure makes h's folder, host key and sshd_config, and returns its public host key as
+// known_hosts spells it (type and key).
+func (s *SSH) configure(h Host, authorized string) (string, error) {
+	hdir := filepath.Join(s.Dir, h.Name)
+	if err := os.MkdirAll(hdir, 0o700); err != nil {
+		return "", err
+	}
+	hostKey := filepath.Join(hdir, "ssh_host_ed25519_key")
+	if err := keygen(hostKey); err != nil {
+		return "", err
+	}
+	hostPub, err := os.ReadFile(hostKey + ".pub")
+	if err != nil {
+		return "", err
+	}
+	f := strings.Fields(string(hostPub))
+	if len(f) < 2 {
+		return "", fmt.Errorf("netns: host key %s.pub is malformed", hostKey)
+	}
+	sshdConfig := filepath.Join(hdir, "sshd_config")
+	cfg := fmt.Sprintf(`ListenAddress %s:22
+HostKey %s
+PidFile %s
+AuthorizedKeysFile %s
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+StrictModes no
+UsePAM no
+UseDNS no
+PrintMotd no
+X11Forwarding no
+AllowTcpForwarding no
+Subsystem sftp internal-sftp
+LogLevel ERROR
+`, h.IP, hostKey, filepath.Join(hdir, "sshd.pid"), authorized)
+	if err := os.WriteFile(sshdConfig, []byte(cfg), 0o600); err != nil {
+		return "", err
+	}
+	return f[0] + " " + f[1], nil
 }
 
 func (s *SSH) start(h Host) error {
@@ -159,8 +168,11 @@ func (s *SSH) Stop(host string) error {
 	}
 	delete(s.cmds, host)
 	_ = c.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
+	done := make(chan struct{})
+	go func() {
+		_ = c.Wait() // its exit status is SIGTERM's or SIGKILL's
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-time.After(3 * time.Second):

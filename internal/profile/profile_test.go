@@ -22,6 +22,9 @@ import (
 	"github.com/arena-lab/arena/internal/results"
 )
 
+// spun keeps spinGo's sums, so that the compiler cannot drop the work.
+var spun int
+
 // spinGo burns CPU in a frame of its own for d, so that a profile has a known hot spot.
 //
 //go:noinline
@@ -51,7 +54,7 @@ func TestPprofFoldsARealGoProfile(t *testing.T) {
 	if err := rpprof.StartCPUProfile(&buf); err != nil {
 		t.Skipf("a CPU profile is already running: %v", err)
 	}
-	spinGo(400 * time.Millisecond)
+	spun += spinGo(400 * time.Millisecond)
 	rpprof.StopCPUProfile()
 	reader := &pprofReader{}
 	p, err := pprofile.Parse(&buf)
@@ -85,7 +88,7 @@ func TestPprofReaderProfilesTheWindowFromTheEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Begin()
-	spinGo(1500 * time.Millisecond)
+	spun += spinGo(1500 * time.Millisecond)
 	s.End()
 	p := s.Fold()
 	if p.Error != "" || p.Samples == 0 {
@@ -145,7 +148,7 @@ func TestV8ProfilerStartsAndStopsOnSignals(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() { _ = cmd.Process.Kill() }()
 	line, err := bufio.NewReader(stdout).ReadString('\n') // the preload has run: SIGUSR2 is handled
 	if err != nil || line != "ready\n" {
 		t.Fatalf("node said %q, %v", line, err)

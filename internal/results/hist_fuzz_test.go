@@ -55,9 +55,9 @@ func FuzzDecodeHist(f *testing.F) {
 			return
 		}
 		lab := NewHistogram()
-		if got.LowestTrackableValue() != lab.LowestTrackableValue() || got.HighestTrackableValue() != lab.HighestTrackableValue() ||
-			got.SignificantFigures() != lab.SignificantFigures() {
-			t.Fatalf("%q decoded to a histogram of %d–%d, %d digits: not the lab's layout", s, got.LowestTrackableValue(), got.HighestTrackableValue(), got.SignificantFigures())
+		low, high, digits := got.LowestTrackableValue(), got.HighestTrackableValue(), got.SignificantFigures()
+		if low != lab.LowestTrackableValue() || high != lab.HighestTrackableValue() || digits != lab.SignificantFigures() {
+			t.Fatalf("%q decoded to a histogram of %d–%d, %d digits: not the lab's layout", s, low, high, digits)
 		}
 		if dropped := lab.Merge(got); dropped != 0 {
 			t.Fatalf("%q: adding it into the lab's histogram dropped %d values", s, dropped)

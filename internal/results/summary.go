@@ -55,9 +55,10 @@ func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.LowestTrackableValue() != HistLowest || p.HighestTrackableValue() != HistHighest || p.SignificantFigures() != HistDigits {
-		return nil, fmt.Errorf("histogram of another layout (%d–%d ns, %d digits; the lab's is %d–%d, %d digits): written by another arena build",
-			p.LowestTrackableValue(), p.HighestTrackableValue(), p.SignificantFigures(), HistLowest, HistHighest, HistDigits)
+	low, high, digits := p.LowestTrackableValue(), p.HighestTrackableValue(), p.SignificantFigures()
+	if low != HistLowest || high != HistHighest || digits != HistDigits {
+		return nil, fmt.Errorf("histogram of another layout (%d–%d ns, %d digits; the lab's is %d–%d, %d digits): another arena build's",
+			low, high, digits, HistLowest, HistHighest, HistDigits)
 	}
 	if dropped := p.MergeInto(h); dropped > 0 {
 		return nil, fmt.Errorf("histogram holds %d values the lab's layout cannot", dropped)
@@ -142,49 +143,9 @@ func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) 
 		}
 	}
 	for _, tag := range tagOrder {
-		ts := TagSummary{Tag: tag, ErrKinds: map[string]int64{}}
-		resp, svc := NewHistogram(), NewHistogram()
-		var p99, p50, rps []float64
-		for _, c := range cells {
-			for _, t := range c.Tags {
-				if t.Tag != tag {
-					continue
-				}
-				ts.Sent += t.Sent
-				for kind, n := range t.Errors {
-					ts.Errors += n
-					ts.ErrKinds[kind] += n
-				}
-				for class, n := range t.Status {
-					if class != "2xx" {
-						ts.Non2xx += n
-					}
-				}
-				if c.Outcome.Status != OutcomeOK {
-					continue
-				}
-				for _, pair := range []struct {
-					into *hdrhistogram.Histogram
-					from string
-				}{{resp, t.ResponseHist}, {svc, t.ServiceHist}} {
-					h, err := DecodeHist(pair.from)
-					if err != nil {
-						return s, fmt.Errorf("%s %s %s: %w", contender, level, tag, err)
-					}
-					pair.into.Merge(h)
-				}
-				p99 = append(p99, t.Response.P99)
-				p50 = append(p50, t.Response.P50)
-				rps = append(rps, t.RPS)
-			}
-		}
-		ts.Merged, ts.Service = LatencyOf(resp), LatencyOf(svc)
-		ts.P99, ts.P50, ts.RPS = SpreadOf(p99), SpreadOf(p50), SpreadOf(rps)
-		if ts.Sent > 0 {
-			ts.ErrorPct = round3(float64(ts.Errors) / float64(ts.Sent) * 100)
-		}
-		if len(ts.ErrKinds) == 0 {
-			ts.ErrKinds = nil
+		ts, err := summariseTag(tag, cells)
+		if err != nil {
+			return s, fmt.Errorf("%s %s %s: %w", contender, level, tag, err)
 		}
 		for name, sp := range map[string]Spread{tag + " p99": ts.P99, tag + " throughput": ts.RPS} {
 			if sp.Pct > NoisySpread {
@@ -196,6 +157,56 @@ func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) 
 	sort.Strings(s.NoisyWhy)
 	s.Noisy = len(s.NoisyWhy) > 0
 	return s, nil
+}
+
+// summariseTag is one tag over a group's repeats: its counts over every repeat, its merged
+// histograms and spreads over those that ended well.
+func summariseTag(tag string, cells []Cell) (TagSummary, error) {
+	ts := TagSummary{Tag: tag, ErrKinds: map[string]int64{}}
+	resp, svc := NewHistogram(), NewHistogram()
+	var p99, p50, rps []float64
+	for _, c := range cells {
+		for _, t := range c.Tags {
+			if t.Tag != tag {
+				continue
+			}
+			ts.Sent += t.Sent
+			for kind, n := range t.Errors {
+				ts.Errors += n
+				ts.ErrKinds[kind] += n
+			}
+			for class, n := range t.Status {
+				if class != "2xx" {
+					ts.Non2xx += n
+				}
+			}
+			if c.Outcome.Status != OutcomeOK {
+				continue
+			}
+			for _, pair := range []struct {
+				into *hdrhistogram.Histogram
+				from string
+			}{{resp, t.ResponseHist}, {svc, t.ServiceHist}} {
+				h, err := DecodeHist(pair.from)
+				if err != nil {
+					return ts, err
+				}
+				pair.into.Merge(h)
+			}
+			p99 = append(p99, t.Response.P99)
+			p50 = append(p50, t.Response.P50)
+			rps = append(rps, t.RPS)
+		}
+	}
+	ts.Merged, ts.Service = LatencyOf(resp), LatencyOf(svc)
+	ts.P99, ts.P50, ts.RPS = SpreadOf(p99), SpreadOf(p50), SpreadOf(rps)
+	if ts.Sent > 0 {
+		ts.ErrorPct = round3(float64(ts.Errors) / float64(ts.Sent) * 100)
+	}
+	if len(ts.ErrKinds) == 0 {
+		ts.ErrKinds = nil
+	}
+	return ts, nil
 }
 
 // SpreadOf is the median, range and relative spread of a figure over repeats. One value

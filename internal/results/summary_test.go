@@ -86,7 +86,9 @@ func TestLatencyOf(t *testing.T) {
 	// 1..1000 ms, one each: p50 ≈ 500 ms, p99 ≈ 990 ms, max ≈ 1 s.
 	h := NewHistogram()
 	for i := 1; i <= 1000; i++ {
-		h.RecordValue(int64(i) * int64(time.Millisecond))
+		if err := h.RecordValue(int64(i) * int64(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	l := LatencyOf(h)
 	checks := []struct {

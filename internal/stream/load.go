@@ -98,16 +98,12 @@ func (l Load) Run(ctx context.Context, target load.Target, rec *load.Recorder) (
 	return f, err
 }
 
-func (l Load) run(ctx context.Context, addr string, rec *load.Recorder) (*Figures, error) {
-	// The load starts with the first connection: from then on the server generates, and
-	// what the clients read was made after it.
-	began := time.Now()
-	out := &Figures{Clients: l.Clients, SlowClients: l.Slow, Rate: l.Rate, Size: l.Size, Lossless: l.Lossless,
-		ReadDelayMs: float64(l.ReadDelay) / float64(time.Millisecond)}
-	readers := make([]*reader, l.Clients)
+// connect opens the load's clients, the first l.Slow of them slow readers, 32 at a time;
+// a client that could not connect is nil, and firstErr says why the first one could not.
+func (l Load) connect(ctx context.Context, addr string) (readers []*reader, firstErr error) {
+	readers = make([]*reader, l.Clients)
 	var wg sync.WaitGroup
 	gate := make(chan struct{}, 32) // connect at a pace accept queues take
-	var firstErr error
 	var mu sync.Mutex
 	for i := range readers {
 		wg.Add(1)
@@ -137,6 +133,48 @@ func (l Load) run(ctx context.Context, addr string, rec *load.Recorder) (*Figure
 		}(i)
 	}
 	wg.Wait()
+	return readers, firstErr
+}
+
+// tally adds what the readers got into out, and the rates over window unless the load was
+// cut short before a rate means anything.
+func (l Load) tally(out *Figures, readers []*reader, window time.Duration) {
+	for _, r := range readers {
+		if r != nil {
+			out.Delivered += r.got
+			out.Gaps += r.gaps
+			out.Malformed += r.malformed
+			out.OutOfOrder += r.reordered
+			out.Duplicated += r.dups
+			if r.closedEarly {
+				out.ClosedEarly++
+			}
+		}
+	}
+	if out.CutShort && window < minRateWindow {
+		return
+	}
+	out.Seconds = window.Seconds()
+	out.PerSecond = float64(out.Delivered) / out.Seconds
+	var rates []float64
+	for _, r := range readers {
+		if r != nil {
+			rates = append(rates, float64(r.got)/out.Seconds)
+		}
+	}
+	out.PerClient = results.SpreadOf(rates)
+	if l.shared() {
+		out.Rates = rates // for Join: the spread of all clients, not of spreads
+	}
+}
+
+func (l Load) run(ctx context.Context, addr string, rec *load.Recorder) (*Figures, error) {
+	// The load starts with the first connection: from then on the server generates, and
+	// what the clients read was made after it.
+	began := time.Now()
+	out := &Figures{Clients: l.Clients, SlowClients: l.Slow, Rate: l.Rate, Size: l.Size, Lossless: l.Lossless,
+		ReadDelayMs: float64(l.ReadDelay) / float64(time.Millisecond)}
+	readers, firstErr := l.connect(ctx, addr)
 	for _, r := range readers {
 		if r != nil {
 			out.Connected++
@@ -155,6 +193,7 @@ func (l Load) run(ctx context.Context, addr string, rec *load.Recorder) (*Figure
 	deadline := start.Add(l.Duration)
 	stopPoll := make(chan struct{})
 	pollDone := make(chan struct{})
+	var wg sync.WaitGroup
 	go func() {
 		defer close(pollDone)
 		if !l.shared() || l.Part == 0 { // one poller for all shares: the server's counters are one
@@ -181,33 +220,7 @@ func (l Load) run(ctx context.Context, addr string, rec *load.Recorder) (*Figure
 	window := time.Since(began)
 	close(stopPoll)
 	<-pollDone
-
-	for _, r := range readers {
-		if r != nil {
-			out.Delivered += r.got
-			out.Gaps += r.gaps
-			out.Malformed += r.malformed
-			out.OutOfOrder += r.reordered
-			out.Duplicated += r.dups
-			if r.closedEarly {
-				out.ClosedEarly++
-			}
-		}
-	}
-	if !out.CutShort || window >= minRateWindow {
-		out.Seconds = window.Seconds()
-		out.PerSecond = float64(out.Delivered) / out.Seconds
-		var rates []float64
-		for _, r := range readers {
-			if r != nil {
-				rates = append(rates, float64(r.got)/out.Seconds)
-			}
-		}
-		out.PerClient = results.SpreadOf(rates)
-		if l.shared() {
-			out.Rates = rates // for Join: the spread of all clients, not of spreads
-		}
-	}
+	l.tally(out, readers, window)
 	rec.Update(l.Tag, func(st *results.TagStats) {
 		if out.ClosedEarly > 0 {
 			st.Errors["closed"] += int64(out.ClosedEarly)

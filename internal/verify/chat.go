@@ -114,6 +114,63 @@ func ChatChecks(ctx context.Context, s *Server) []Check {
 	// Order per sender, each exactly once, to every member, the sender included.
 	start = time.Now()
 	const n = 100
+	err = inOrder(alice, bob, n)
+	add(fmt.Sprintf("%d messages arrive in order, once each, to every member", n), err, start)
+
+	start = time.Now()
+	err = answeredBySystem(alice, bob, func() error { return alice.c.WriteText([]byte("this is not JSON")) }, "after not-json")
+	add("a frame that is not JSON gets a system frame, the sender stays", err, start)
+	ready("a frame that is not JSON")
+
+	start = time.Now()
+	err = answeredBySystem(alice, bob, func() error {
+		return alice.c.WriteJSON(map[string]string{"name": "alice", "chat": "r1"})
+	}, "after missing-field")
+	add("a frame without its message gets a system frame, the sender stays", err, start)
+	ready("a frame without its message")
+
+	start = time.Now()
+	err = messageBeforeJoin(ctx, addr, bob)
+	add("a message before the join gets a system frame, and the join still works", err, start)
+	ready("a message before the join")
+
+	start = time.Now()
+	err = takenName(ctx, addr)
+	add("a taken name gets a system frame and close 1008", err, start)
+	ready("a taken name")
+
+	start = time.Now()
+	err = oversizeFrame(ctx, addr, alice, bob)
+	add("a frame over 64 KiB is closed with 1009, the others are unaffected", err, start)
+	ready("an oversize frame")
+
+	start = time.Now()
+	err = nameFreedOnClose(ctx, addr, alice, bob)
+	add("a name is free again once its connection closes", err, start)
+
+	// Nothing of room r1 may have reached carol in r2.
+	start = time.Now()
+	add("messages stay in their room", nothingReaches(carol), start)
+	ready("the chat checks")
+	side, err := chatSide(ctx, addr)
+	return append(out, protocolChecks(ctx, s, side, err)...)
+}
+
+// nothingReaches checks that no message reaches m (alone in its room) for quietFor.
+func nothingReaches(m *member) error {
+	f, err := m.c.Read(quietFor)
+	switch {
+	case errors.Is(err, chat.ErrTimeout):
+		return nil
+	case err == nil:
+		return fmt.Errorf("a member of %s received %s's %q from %s", m.room, f.Name, clipText(f.Message), f.Chat)
+	}
+	return err
+}
+
+// inOrder has alice send n messages: each must reach bob and alice herself once, in order.
+func inOrder(alice, bob *member, n int) error {
+	var err error
 	for i := 0; i < n && err == nil; i++ {
 		err = alice.say(fmt.Sprintf("seq-%d", i))
 	}
@@ -123,118 +180,90 @@ func ChatChecks(ctx context.Context, s *Server) []Check {
 	if err == nil {
 		err = receivedInOrder(alice.c, "alice", n)
 	}
-	add(fmt.Sprintf("%d messages arrive in order, once each, to every member", n), err, start)
+	return err
+}
 
-	start = time.Now()
-	err = alice.c.WriteText([]byte("this is not JSON"))
+// answeredBySystem has alice send a bad frame (send): she must get a system frame back and
+// still talk with bob.
+func answeredBySystem(alice, bob *member, send func() error, after string) error {
+	err := send()
 	if err == nil {
 		_, err = expect(alice.c, system)
 	}
 	if err == nil {
-		err = stillTalking(alice, bob, "after not-json")
+		err = stillTalking(alice, bob, after)
 	}
-	add("a frame that is not JSON gets a system frame, the sender stays", err, start)
-	ready("a frame that is not JSON")
+	return err
+}
 
-	start = time.Now()
-	err = alice.c.WriteJSON(map[string]string{"name": "alice", "chat": "r1"})
-	if err == nil {
-		_, err = expect(alice.c, system)
+// messageBeforeJoin sends a message on a connection that has not joined: it must get a
+// system frame, and the join after it must still work.
+func messageBeforeJoin(ctx context.Context, addr string, bob *member) error {
+	c, err := chat.Dial(ctx, addr)
+	if err != nil {
+		return err
 	}
-	if err == nil {
-		err = stillTalking(alice, bob, "after missing-field")
+	defer c.Close()
+	if err := c.Send("dave", "r1", "before joining"); err != nil {
+		return err
 	}
-	add("a frame without its message gets a system frame, the sender stays", err, start)
-	ready("a frame without its message")
-
-	start = time.Now()
-	err = func() error {
-		c, err := chat.Dial(ctx, addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if err := c.Send("dave", "r1", "before joining"); err != nil {
-			return err
-		}
-		if _, err := expect(c, system); err != nil {
-			return fmt.Errorf("no system frame for a message before the join: %v", err)
-		}
-		dave := &member{name: "dave", room: "r1", c: c}
-		if err := c.Join("dave", "r1"); err != nil {
-			return err
-		}
-		return stillTalking(dave, bob, "dave joins late")
-	}()
-	add("a message before the join gets a system frame, and the join still works", err, start)
-	ready("a message before the join")
-
-	start = time.Now()
-	err = func() error {
-		c, err := chat.Dial(ctx, addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if err := c.Join("alice", "r2"); err != nil {
-			return err
-		}
-		if _, err := expect(c, system); err != nil {
-			return fmt.Errorf("no system frame for a taken name: %v", err)
-		}
-		if _, err := expect(c, func(chat.Frame) bool { return false }); chat.CloseCode(err) != 1008 {
-			return fmt.Errorf("want close 1008 after the system frame, got %v", err)
-		}
-		return nil
-	}()
-	add("a taken name gets a system frame and close 1008", err, start)
-	ready("a taken name")
-
-	start = time.Now()
-	err = func() error {
-		frank, err := joinRoomWith(ctx, chat.DialWholeFrames, addr, "frank", "r1") // one 70 KiB frame, not 4 KiB pieces
-		if err != nil {
-			return err
-		}
-		defer frank.c.Close()
-		big := strings.Repeat("x", 70*1024)
-		if err := frank.say(big); err != nil {
-			return err
-		}
-		_, err = expect(frank.c, func(chat.Frame) bool { return false })
-		if chat.CloseCode(err) != 1009 {
-			return fmt.Errorf("want close 1009 for a 70 KiB frame, got %v", err)
-		}
-		return stillTalking(alice, bob, "after an oversize frame")
-	}()
-	add("a frame over 64 KiB is closed with 1009, the others are unaffected", err, start)
-	ready("an oversize frame")
-
-	start = time.Now()
-	err = func() error {
-		alice.c.Close()
-		again, err := rejoin(ctx, addr, "alice", "r1")
-		if err != nil {
-			return fmt.Errorf("the name was not freed on close: %v", err)
-		}
-		defer again.c.Close()
-		return stillTalking(again, bob, "the new alice")
-	}()
-	add("a name is free again once its connection closes", err, start)
-
-	// Nothing of room r1 may have reached carol in r2.
-	start = time.Now()
-	f, err := carol.c.Read(quietFor)
-	switch {
-	case errors.Is(err, chat.ErrTimeout):
-		err = nil
-	case err == nil:
-		err = fmt.Errorf("a member of r2 received %s's %q from %s", f.Name, clipText(f.Message), f.Chat)
+	if _, err := expect(c, system); err != nil {
+		return fmt.Errorf("no system frame for a message before the join: %v", err)
 	}
-	add("messages stay in their room", err, start)
-	ready("the chat checks")
-	side, err := chatSide(ctx, addr)
-	return append(out, protocolChecks(ctx, s, side, err)...)
+	dave := &member{name: "dave", room: "r1", c: c}
+	if err := c.Join("dave", "r1"); err != nil {
+		return err
+	}
+	return stillTalking(dave, bob, "dave joins late")
+}
+
+// takenName joins with a name another connection holds: a system frame, then close 1008.
+func takenName(ctx context.Context, addr string) error {
+	c, err := chat.Dial(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Join("alice", "r2"); err != nil {
+		return err
+	}
+	if _, err := expect(c, system); err != nil {
+		return fmt.Errorf("no system frame for a taken name: %v", err)
+	}
+	if _, err := expect(c, func(chat.Frame) bool { return false }); chat.CloseCode(err) != 1008 {
+		return fmt.Errorf("want close 1008 after the system frame, got %v", err)
+	}
+	return nil
+}
+
+// oversizeFrame sends a 70 KiB message: its connection is closed with 1009, and alice and
+// bob still talk.
+func oversizeFrame(ctx context.Context, addr string, alice, bob *member) error {
+	frank, err := joinRoomWith(ctx, chat.DialWholeFrames, addr, "frank", "r1") // one 70 KiB frame, not 4 KiB pieces
+	if err != nil {
+		return err
+	}
+	defer frank.c.Close()
+	big := strings.Repeat("x", 70*1024)
+	if err := frank.say(big); err != nil {
+		return err
+	}
+	_, err = expect(frank.c, func(chat.Frame) bool { return false })
+	if chat.CloseCode(err) != 1009 {
+		return fmt.Errorf("want close 1009 for a 70 KiB frame, got %v", err)
+	}
+	return stillTalking(alice, bob, "after an oversize frame")
+}
+
+// nameFreedOnClose closes alice's connection and joins as alice again, talking to bob.
+func nameFreedOnClose(ctx context.Context, addr string, alice, bob *member) error {
+	alice.c.Close()
+	again, err := rejoin(ctx, addr, "alice", "r1")
+	if err != nil {
+		return fmt.Errorf("the name was not freed on close: %v", err)
+	}
+	defer again.c.Close()
+	return stillTalking(again, bob, "the new alice")
 }
 
 // rejoin joins as name once the server has freed it: the close that frees it reaches the

@@ -476,14 +476,14 @@ func TestEngineCountsAResetAsTheReferenceDoes(t *testing.T) {
 		// Linux keeps the bytes received before a reset readable: the client reads the
 		// part, then ECONNRESET, however late it reads.
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part of it")
-		c.SetLinger(0)
+		_ = c.SetLinger(0)
 		c.Close()
 	})
 	beforeAnswer := rawServer(t, func(c *net.TCPConn, br *bufio.Reader) {
 		if readRequest(br) != nil {
 			return
 		}
-		c.SetLinger(0)
+		_ = c.SetLinger(0)
 		c.Close()
 	})
 	for _, d := range driversUnderTest {
@@ -694,7 +694,9 @@ func TestEngineStopsPromptlyWhenCancelledAndRunsAgain(t *testing.T) {
 				time.AfterFunc(150*time.Millisecond, cancel)
 				start := time.Now()
 				rec := load.NewRecorder(start, nil)
-				l.Run(ctx, load.Target{Driver: drv}, rec)
+				if _, err := l.Run(ctx, load.Target{Driver: drv}, rec); err != nil {
+					t.Fatalf("%s: %v", l.Describe().Text, err)
+				}
 				if el := time.Since(start); el > time.Second {
 					t.Fatalf("%s: returned %v after its start, %v after the cancel", l.Describe().Text, el, el-150*time.Millisecond)
 				}

@@ -217,14 +217,14 @@ func (e *Engine) run(ctx context.Context, n int, timeout time.Duration, setup fu
 				if unix.SchedGetaffinity(0, &was) == nil {
 					set.Set(e.cpus[j%len(e.cpus)])
 					if unix.SchedSetaffinity(0, &set) == nil {
-						defer unix.SchedSetaffinity(0, &was)
+						defer func() { _ = unix.SchedSetaffinity(0, &was) }() // best effort: the loop is over
 					}
 				}
 			}
 			// Wake-ups to the microsecond: the kernel's default slack of 50 µs would send
 			// every hit of an idle open loop that much late.
 			_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-			defer unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) // 0: the thread's default again
+			defer func() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) }() // 0: the thread's default again
 			l.run()
 		}()
 	}

@@ -291,11 +291,11 @@ func (l *loop) dial(c *conn) unix.Errno {
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	c.fd = fd
 	err = unix.Connect(fd, l.sa)
-	switch {
-	case err == nil:
+	switch err {
+	case nil:
 		c.dialing = false
 		return l.register(c, unix.EPOLLIN|unix.EPOLLRDHUP)
-	case err == unix.EINPROGRESS:
+	case unix.EINPROGRESS:
 		c.dialing = true
 		return l.register(c, unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLOUT)
 	}
