@@ -129,7 +129,7 @@ func (r *Remote) do(req *http.Request, v any) error {
 		}
 		return fmt.Errorf("%s %s: %s", req.Method, req.URL.Path, resp.Status)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	if err := decodeJSON(resp.Body, v); err != nil {
 		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -51,7 +52,7 @@ func (s *Server) Handler() http.Handler {
 
 func (s *Server) serveLoad(w http.ResponseWriter, r *http.Request) {
 	var job Job
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJob)).Decode(&job); err != nil {
+	if err := decodeJSON(http.MaxBytesReader(w, r.Body, maxJob), &job); err != nil {
 		writeError(w, http.StatusBadRequest, "a job is JSON: "+err.Error())
 		return
 	}
@@ -103,6 +104,19 @@ type Failure struct {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, Failure{Error: msg})
+}
+
+// decodeJSON reads rd's one JSON value into v, and refuses anything after it: a body that
+// is a job and something else is no job (json.Decoder alone stops at the value's end).
+func decodeJSON(rd io.Reader, v any) error {
+	dec := json.NewDecoder(rd)
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more after the JSON value")
+	}
+	return nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,11 +31,17 @@ func CreateHlog(path string, start time.Time, comment string) (*HlogFile, error)
 	lw := hdrhistogram.NewHistogramLogWriter(b)
 	lw.SetBaseTime(start.UnixMilli())
 	h := &HlogFile{f: f, b: b, lw: lw}
+	// The start and base times are written as Java's HdrHistogram writes them, to the
+	// millisecond: the Go writer's own lines print whole seconds, so a reader put every
+	// interval up to 999 ms early (FuzzHlogRoundTrip). A comment is one line.
+	secs := fmt.Sprintf("%.3f (seconds since epoch)", float64(start.UnixMilli())/1000)
 	for _, step := range []func() error{
-		func() error { return lw.OutputComment(comment) },
+		func() error { return lw.OutputComment(strings.NewReplacer("\r", " ", "\n", " ").Replace(comment)) },
 		lw.OutputLogFormatVersion,
-		func() error { return lw.OutputStartTime(start.UnixMilli()) },
-		func() error { return lw.OutputBaseTime(start.UnixMilli()) },
+		func() error {
+			return lw.OutputComment("[StartTime: " + secs + ", " + start.UTC().Format(time.RFC3339Nano) + "]")
+		},
+		func() error { return lw.OutputComment("[BaseTime: " + secs + "]") },
 		lw.OutputLegend,
 	} {
 		if err := step(); err != nil {
@@ -45,8 +52,12 @@ func CreateHlog(path string, start time.Time, comment string) (*HlogFile, error)
 	return h, nil
 }
 
-// Interval appends one window's histogram.
+// Interval appends one window's histogram. A tag with a comma, a space or a control
+// character is refused: readers end the tag at its first comma and the line at its break.
 func (h *HlogFile) Interval(tag string, hist *hdrhistogram.Histogram) error {
+	if strings.ContainsFunc(tag, func(r rune) bool { return r == ',' || r <= ' ' || r == 0x7f }) {
+		return fmt.Errorf("tag %q: an .hlog tag holds no comma, space or control character", tag)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	hist.SetTag(tag)

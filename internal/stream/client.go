@@ -23,6 +23,7 @@ type Conn struct {
 	br  *bufio.Reader
 	wmu sync.Mutex // pongs from the reader, the close from whoever closes
 	buf []byte     // the message being assembled
+	ctl [125]byte  // a control frame's payload
 	// Arrived is when the last message's last bytes came off the socket: taken once per
 	// read from the kernel, since every frame of one read arrived together.
 	Arrived time.Time
@@ -124,8 +125,10 @@ func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(
 
 // ReadMessage returns the next text message, assembled from its fragments; the slice is
 // valid until the next call. Pings are answered; a close frame ends it with a *CloseError.
+// A frame RFC 6455 forbids a server to send is an error (FuzzReadMessage holds it to this).
 func (c *Conn) ReadMessage() ([]byte, error) {
 	c.buf = c.buf[:0]
+	fragmented := false // a text frame without FIN came: continuations follow
 	for {
 		h, err := ReadFrameHeader(c.br)
 		if err != nil {
@@ -134,29 +137,26 @@ func (c *Conn) ReadMessage() ([]byte, error) {
 		if h.Masked {
 			return nil, errors.New("the server masked a frame (RFC 6455 5.1 forbids it)")
 		}
+		if h.RSV != 0 {
+			return nil, fmt.Errorf("a frame with reserved bits %03b set: no extension was agreed", h.RSV)
+		}
 		fin, op, n := h.Fin, h.Op, int64(h.Len)
 		if h.Len > 1<<24 || int64(len(c.buf))+n > 1<<24 {
-			return nil, fmt.Errorf("a frame of %d bytes: over the client's 16 MiB limit", n)
+			return nil, fmt.Errorf("a frame of %d bytes: over the client's 16 MiB limit", h.Len)
 		}
 		if op >= 8 { // control frames may come between fragments
-			ctl := make([]byte, n)
-			if _, err := io.ReadFull(c.br, ctl); err != nil {
+			if err := c.control(h); err != nil {
 				return nil, err
-			}
-			switch op {
-			case 8:
-				ce := &CloseError{Code: 1005}
-				if len(ctl) >= 2 {
-					ce.Code, ce.Reason = int(binary.BigEndian.Uint16(ctl)), string(ctl[2:])
-				}
-				return nil, ce
-			case 9:
-				_ = c.write(10, ctl)
 			}
 			continue
 		}
-		if op != 0 && op != 1 {
+		switch {
+		case op != 0 && op != 1:
 			return nil, fmt.Errorf("a frame of opcode %d: /stream sends text frames", op)
+		case op == 0 && !fragmented:
+			return nil, errors.New("a continuation frame with no message to continue")
+		case op == 1 && fragmented:
+			return nil, errors.New("a text frame inside a fragmented message")
 		}
 		at := len(c.buf)
 		if need := at + int(n); need > cap(c.buf) {
@@ -171,7 +171,33 @@ func (c *Conn) ReadMessage() ([]byte, error) {
 		if fin {
 			return c.buf, nil
 		}
+		fragmented = true
 	}
+}
+
+// control reads a control frame's payload and acts on it: a ping is answered, a close ends
+// the reading. A control frame is whole and at most 125 bytes (RFC 6455 5.5), so its payload
+// fits the Conn's own buffer: an announced 16 MiB ping allocates nothing.
+func (c *Conn) control(h FrameHeader) error {
+	if h.Len > 125 || !h.Fin || h.Op > 10 {
+		return fmt.Errorf("a control frame of opcode %d, %d bytes, fin %v: RFC 6455 5.5 allows 8–10, whole, up to 125 bytes",
+			h.Op, h.Len, h.Fin)
+	}
+	ctl := c.ctl[:h.Len]
+	if _, err := io.ReadFull(c.br, ctl); err != nil {
+		return err
+	}
+	switch h.Op {
+	case 8:
+		ce := &CloseError{Code: 1005}
+		if len(ctl) >= 2 {
+			ce.Code, ce.Reason = int(binary.BigEndian.Uint16(ctl)), string(ctl[2:])
+		}
+		return ce
+	case 9:
+		_ = c.write(10, ctl)
+	}
+	return nil
 }
 
 // FrameHeader is a WebSocket frame's header (RFC 6455 5.2); the mask key, when there is
@@ -184,28 +210,43 @@ type FrameHeader struct {
 	Len    uint64 // as announced: the top bit of a 64-bit length must be 0, and may not be
 }
 
-// ReadFrameHeader reads a frame's header.
-func ReadFrameHeader(r io.Reader) (FrameHeader, error) {
-	var h [2]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
+// ReadFrameHeader reads a frame's header, a byte at a time: bytes read into a slice through
+// an interface would go to the heap, an allocation per frame on the client's hot path.
+func ReadFrameHeader(r io.ByteReader) (FrameHeader, error) {
+	var h [10]byte
+	if err := readBytes(r, h[:2]); err != nil {
 		return FrameHeader{}, err
 	}
 	fh := FrameHeader{Fin: h[0]&0x80 != 0, RSV: h[0] >> 4 & 7, Op: h[0] & 0x0f, Masked: h[1]&0x80 != 0, Len: uint64(h[1] & 0x7f)}
 	switch fh.Len {
 	case 126:
-		var x [2]byte
-		if _, err := io.ReadFull(r, x[:]); err != nil {
+		if err := readBytes(r, h[2:4]); err != nil {
 			return fh, err
 		}
-		fh.Len = uint64(binary.BigEndian.Uint16(x[:]))
+		fh.Len = uint64(binary.BigEndian.Uint16(h[2:4]))
 	case 127:
-		var x [8]byte
-		if _, err := io.ReadFull(r, x[:]); err != nil {
+		if err := readBytes(r, h[2:10]); err != nil {
 			return fh, err
 		}
-		fh.Len = binary.BigEndian.Uint64(x[:])
+		fh.Len = binary.BigEndian.Uint64(h[2:10])
 	}
 	return fh, nil
+}
+
+// readBytes fills b from r as io.ReadFull does: io.EOF if r ended before b's first byte,
+// io.ErrUnexpectedEOF if after.
+func readBytes(r io.ByteReader, b []byte) error {
+	for i := range b {
+		c, err := r.ReadByte()
+		if err == io.EOF && i > 0 {
+			return io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return err
+		}
+		b[i] = c
+	}
+	return nil
 }
 
 // Raw hands over the connection after the handshake, for verify's protocol checks, which

@@ -19,13 +19,15 @@ type parser struct {
 	close   bool  // the server ends the connection after this response
 	noBody  bool  // the request was HEAD: no body whatever the headers say
 	hexSeen bool
-	lineLen int // a trailer line's length so far
+	lineLen int  // a trailer line's length so far
+	colon   bool // the trailer line so far holds its colon
 }
 
 const (
 	stHead uint8 = iota
 	stLength
 	stChunkSize
+	stChunkSizeWS // whitespace after the size: only more of it, an extension or the line's end may follow
 	stChunkExt
 	stChunkSizeLF
 	stChunkData
@@ -111,6 +113,9 @@ func (p *parser) feedHead(b []byte) (int, error) {
 			return len(b), nil
 		}
 		head, used = b[:i+4], i+4
+		if len(head) > maxHead { // the same bound however the reads cut the head
+			return used, errHeadSize
+		}
 	} else {
 		// The blank line may straddle the reads: look for it from three bytes back.
 		old := len(p.head)
@@ -125,6 +130,9 @@ func (p *parser) feedHead(b []byte) (int, error) {
 		}
 		end := from + i + 4
 		head, used = p.head[:end], end-old
+		if end > maxHead {
+			return used, errHeadSize
+		}
 	}
 	if err := p.parseHead(head); err != nil {
 		return used, err
@@ -134,10 +142,12 @@ func (p *parser) feedHead(b []byte) (int, error) {
 }
 
 // parseHead reads the status line and the three headers that decide the body's framing
-// and the connection's fate.
+// and the connection's fate. What net/http's client would refuse is refused here too
+// (FuzzParser holds the two together): a response framed two ways is no answer.
 func (p *parser) parseHead(h []byte) error {
 	// "HTTP/1.1 200 OK\r\n": three digits, then the reason's space or the line's end.
-	if len(h) < 13 || !bytes.HasPrefix(h, []byte("HTTP/1.")) || h[8] != ' ' || (h[12] != ' ' && h[12] != '\r') {
+	if len(h) < 14 || !bytes.HasPrefix(h, []byte("HTTP/1.")) || h[7] < '0' || h[7] > '9' || h[8] != ' ' ||
+		(h[12] != ' ' && (h[12] != '\r' || h[13] != '\n')) {
 		return errGarbage
 	}
 	http10 := h[7] == '0'
@@ -149,39 +159,22 @@ func (p *parser) parseHead(h []byte) error {
 		code = code*10 + int(c-'0')
 	}
 	p.status = code
-	keepAlive := !http10
-	length, chunked := int64(-1), false
+	f := framing{length: -1, keepAlive: !http10}
 	line := h[bytes.IndexByte(h, '\n')+1:]
 	for len(line) > 2 {
 		end := bytes.IndexByte(line, '\n')
 		if end < 0 {
 			return errGarbage
 		}
-		field := line[:end]
+		if err := f.field(line[:end]); err != nil {
+			return err
+		}
 		line = line[end+1:]
-		colon := bytes.IndexByte(field, ':')
-		if colon <= 0 {
-			return errGarbage
-		}
-		name, value := field[:colon], bytes.TrimSpace(field[colon+1:])
-		switch {
-		case equalFold(name, "content-length"):
-			n, ok := parseLength(value)
-			if !ok {
-				return errGarbage
-			}
-			length = n
-		case equalFold(name, "transfer-encoding"):
-			chunked = containsFold(value, "chunked")
-		case equalFold(name, "connection"):
-			if containsFold(value, "close") {
-				keepAlive = false
-			} else if containsFold(value, "keep-alive") {
-				keepAlive = true
-			}
-		}
 	}
-	p.close = !keepAlive
+	if f.chunked && http10 { // RFC 9112 6.1: an HTTP/1.0 message's framing is then faulty
+		return errGarbage
+	}
+	p.close = !f.keepAlive
 	switch {
 	case code >= 100 && code < 200:
 		// An interim answer (100 Continue): the real one follows on the same connection.
@@ -190,17 +183,59 @@ func (p *parser) parseHead(h []byte) error {
 		return nil
 	case p.noBody || code == 204 || code == 304:
 		p.state = stDone
-	case chunked:
+	case f.chunked:
 		p.state = stChunkSize
-	case length >= 0:
-		p.remain, p.length = length, length
+	case f.length >= 0:
+		p.remain, p.length = f.length, f.length
 		p.state = stLength
-		if length == 0 {
+		if f.length == 0 {
 			p.state = stDone
 		}
 	default:
 		p.close = true
 		p.state = stUntilClose
+	}
+	return nil
+}
+
+// framing is what a head's fields say of its body and its connection.
+type framing struct {
+	length    int64 // -1: no Content-Length
+	chunked   bool
+	keepAlive bool
+}
+
+// field reads one header line (its CR included, when it has one).
+func (f *framing) field(line []byte) error {
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 || line[0] == ' ' || line[0] == '\t' { // no name, or a folded line
+		return errGarbage
+	}
+	for i, c := range line {
+		if (c < ' ' && c != '\t' && (c != '\r' || i != len(line)-1)) || c == 0x7f {
+			return errGarbage
+		}
+	}
+	name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+	switch {
+	case equalFold(name, "content-length"):
+		n, ok := parseLength(value)
+		if !ok || (f.length >= 0 && n != f.length) { // two lengths: which is the body's?
+			return errGarbage
+		}
+		f.length = n
+	case equalFold(name, "transfer-encoding"):
+		// Only chunked, once: any other coding would leave the body's end unknown.
+		if f.chunked || !equalFold(value, "chunked") {
+			return errGarbage
+		}
+		f.chunked = true
+	case equalFold(name, "connection"):
+		if containsFold(value, "close") {
+			f.keepAlive = false
+		} else if containsFold(value, "keep-alive") {
+			f.keepAlive = true
+		}
 	}
 	return nil
 }
@@ -216,16 +251,29 @@ func (p *parser) chunkByte(c byte) error {
 			}
 			p.remain = p.remain<<4 | int64(unhex(c))
 			p.hexSeen = true
-		case c == ';' || c == ' ' || c == '\t':
+		case c == ';':
 			p.state = stChunkExt
+		case c == ' ' || c == '\t':
+			p.state = stChunkSizeWS
 		case c == '\r':
 			p.state = stChunkSizeLF
 		default:
 			return errGarbage
 		}
-	case stChunkExt:
-		if c == '\r' {
+	case stChunkSizeWS:
+		switch c {
+		case ' ', '\t':
+		case '\r':
 			p.state = stChunkSizeLF
+		default:
+			return errGarbage
+		}
+	case stChunkExt:
+		switch c {
+		case '\r':
+			p.state = stChunkSizeLF
+		case '\n': // the line ends only at CRLF
+			return errGarbage
 		}
 	case stChunkSizeLF:
 		if c != '\n' || !p.hexSeen {
@@ -234,7 +282,7 @@ func (p *parser) chunkByte(c byte) error {
 		p.hexSeen = false
 		p.length += p.remain
 		if p.remain == 0 {
-			p.state, p.lineLen = stTrailer, 0
+			p.state, p.lineLen, p.colon = stTrailer, 0, false
 		} else {
 			p.state = stChunkData
 		}
@@ -248,21 +296,37 @@ func (p *parser) chunkByte(c byte) error {
 			return errGarbage
 		}
 		p.state, p.remain = stChunkSize, 0
-	case stTrailer:
-		if c == '\r' {
-			p.state = stTrailerLF
-		} else {
-			p.lineLen++
-		}
-	case stTrailerLF:
+	case stTrailer, stTrailerLF:
+		return p.trailerByte(c)
+	}
+	return nil
+}
+
+// trailerByte steps the trailer's lines by one byte: each a field (a name, its colon, no
+// control bytes), until the empty line that ends the response.
+func (p *parser) trailerByte(c byte) error {
+	if p.state == stTrailerLF {
 		if c != '\n' {
 			return errGarbage
 		}
 		if p.lineLen == 0 {
 			p.state = stDone
 		} else {
-			p.state, p.lineLen = stTrailer, 0
+			p.state, p.lineLen, p.colon = stTrailer, 0, false
 		}
+		return nil
+	}
+	switch {
+	case c == '\r':
+		if p.lineLen > 0 && !p.colon {
+			return errGarbage
+		}
+		p.state = stTrailerLF
+	case (c < ' ' && c != '\t') || c == 0x7f, p.lineLen == 0 && (c == ' ' || c == '\t' || c == ':'):
+		return errGarbage
+	default:
+		p.colon = p.colon || c == ':'
+		p.lineLen++
 	}
 	return nil
 }
