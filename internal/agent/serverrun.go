@@ -97,7 +97,7 @@ func (s *Server) runsDir() string {
 
 func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 	var req RunRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJob)).Decode(&req); err != nil {
+	if err := decodeJSON(http.MaxBytesReader(w, r.Body, maxJob), &req); err != nil {
 		writeError(w, http.StatusBadRequest, "a run request is JSON: "+err.Error())
 		return
 	}

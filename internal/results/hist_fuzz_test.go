@@ -65,7 +65,7 @@ func FuzzDecodeHist(f *testing.F) {
 	})
 }
 
-// A hundred bytes naming a layout of 1 to 2^63 at 5 digits are refused without laying out
+// The 56 bytes of a histogram of 1 to 2^63 at 5 digits are refused without laying out
 // its 6 million counts.
 func TestDecodeHistRefusesAWideLayoutCheaply(t *testing.T) {
 	wide := hdrhistogram.New(1, math.MaxInt64, 5)

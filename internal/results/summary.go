@@ -45,7 +45,7 @@ func EncodeHist(h *hdrhistogram.Histogram) (string, error) {
 // DecodeHist unpacks EncodeHist's string; "" is an empty histogram. It refuses a histogram
 // of another layout than the lab's before laying its counts out: every reader adds what it
 // decodes into the lab's histograms, where another layout's values would be dropped or
-// moved, and a header naming a wide layout would cost tens of MiB for a hundred bytes.
+// moved, and a header naming a wide layout would cost 47 MiB for 56 bytes.
 func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
 	h := NewHistogram()
 	if s == "" {

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"strings"
 )
 
 // parser reads one HTTP/1.1 response at a time, fed whatever each read returned: status
@@ -208,11 +209,16 @@ type framing struct {
 // field reads one header line (its CR included, when it has one).
 func (f *framing) field(line []byte) error {
 	colon := bytes.IndexByte(line, ':')
-	if colon <= 0 || line[0] == ' ' || line[0] == '\t' { // no name, or a folded line
+	if colon <= 0 {
 		return errGarbage
 	}
-	for i, c := range line {
-		if (c < ' ' && c != '\t' && (c != '\r' || i != len(line)-1)) || c == 0x7f {
+	for _, c := range line[:colon] { // a name is a token: no folded line, no space before the colon
+		if !isTchar(c) {
+			return errGarbage
+		}
+	}
+	for i, c := range line[colon:] {
+		if (c < ' ' && c != '\t' && (c != '\r' || colon+i != len(line)-1)) || c == 0x7f {
 			return errGarbage
 		}
 	}
@@ -302,8 +308,8 @@ func (p *parser) chunkByte(c byte) error {
 	return nil
 }
 
-// trailerByte steps the trailer's lines by one byte: each a field (a name, its colon, no
-// control bytes), until the empty line that ends the response.
+// trailerByte steps the trailer's lines by one byte: each a field (a token's name, its
+// colon, no control bytes), until the empty line that ends the response.
 func (p *parser) trailerByte(c byte) error {
 	if p.state == stTrailerLF {
 		if c != '\n' {
@@ -322,13 +328,22 @@ func (p *parser) trailerByte(c byte) error {
 			return errGarbage
 		}
 		p.state = stTrailerLF
-	case (c < ' ' && c != '\t') || c == 0x7f, p.lineLen == 0 && (c == ' ' || c == '\t' || c == ':'):
+	case (c < ' ' && c != '\t') || c == 0x7f, p.lineLen == 0 && c == ':', !p.colon && c != ':' && !isTchar(c):
 		return errGarbage
 	default:
 		p.colon = p.colon || c == ':'
 		p.lineLen++
 	}
 	return nil
+}
+
+// isTchar says whether c may be in a token, a field's name (RFC 9110 5.6.2).
+func isTchar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 func unhex(c byte) byte {
