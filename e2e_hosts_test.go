@@ -214,26 +214,41 @@ func onlySSHDLeft(t *testing.T, topo *netns.Topology, when string) {
 }
 
 // The same open-loop level from one agent and from three (issue 13's merge check, on a real
-// contender): the same hits scheduled and sent per stream, each agent a third of them, and
-// percentiles that agree within the noise.
+// contender), the three in this process and as agent processes with the run's secret (issue
+// 22's local placement): the same hits scheduled and sent per stream, each agent a third of
+// them, and percentiles that agree within the noise; no agent process is left.
 func TestOpenLoopFromOneAgentAndFromThreeAgree(t *testing.T) {
 	e2e(t)
-	one, three := t.TempDir(), t.TempDir()
+	one := t.TempDir()
 	common := []string{"run", "isolation", "--quick", "--duration", "5s", "--contenders", "go-nethttp"}
 	if log, code := arena(t, 5*time.Minute, append(common, "--out", one)...); code != 0 {
 		t.Fatalf("one agent: exit %d\n%s", code, log)
 	}
-	if log, code := arena(t, 5*time.Minute, append(common, "--agents", "3", "--out", three)...); code != 0 {
-		t.Fatalf("three agents: exit %d\n%s", code, log)
+	a := onlyCell(t, loadRun(t, one, "isolation"))
+	for _, c := range []struct{ flag, launcher string }{{"--agents", "in-process"}, {"--agent-processes", "processes"}} {
+		three := t.TempDir()
+		if log, code := arena(t, 5*time.Minute, append(common, c.flag, "3", "--out", three)...); code != 0 {
+			t.Fatalf("%s 3: exit %d\n%s", c.flag, code, log)
+		}
+		run := loadRun(t, three, "isolation")
+		if topo := run.Env.Topology; topo == nil || topo.Launcher != c.launcher || len(topo.Agents) != 3 {
+			t.Fatalf("%s 3: topology %+v, want 3 agents from %s", c.flag, run.Env.Topology, c.launcher)
+		}
+		sameLoadFromThree(t, c.flag, a, onlyCell(t, run))
+		noAgentProcessLeft(t)
 	}
-	a, b := onlyCell(t, loadRun(t, one, "isolation")), onlyCell(t, loadRun(t, three, "isolation"))
+}
+
+// sameLoadFromThree compares a cell driven by this process with b, driven by three agents.
+func sameLoadFromThree(t *testing.T, how string, a, b results.Cell) {
+	t.Helper()
 	if len(b.Agents) != 3 {
-		t.Fatalf("%d agents recorded, want 3", len(b.Agents))
+		t.Fatalf("%s: %d agents recorded, want 3", how, len(b.Agents))
 	}
 	for i, ta := range a.Tags {
 		tb := b.Tags[i]
 		if ta.Tag != tb.Tag || ta.Scheduled != tb.Scheduled || ta.Sent != tb.Sent || tb.Sent != tb.Scheduled {
-			t.Errorf("%s: one agent scheduled %d, sent %d; three %s %d, %d", ta.Tag, ta.Scheduled, ta.Sent, tb.Tag, tb.Scheduled, tb.Sent)
+			t.Errorf("%s %s: one agent scheduled %d, sent %d; three %s %d, %d", how, ta.Tag, ta.Scheduled, ta.Sent, tb.Tag, tb.Scheduled, tb.Sent)
 		}
 		var parts int64
 		for _, ag := range b.Agents {
@@ -241,18 +256,36 @@ func TestOpenLoopFromOneAgentAndFromThreeAgree(t *testing.T) {
 				if at.Tag == tb.Tag {
 					parts += at.Sent
 					if at.Sent*3 < tb.Sent-3 || at.Sent*3 > tb.Sent+3 {
-						t.Errorf("%s: agent %s sent %d of %d, want a third", tb.Tag, ag.Name, at.Sent, tb.Sent)
+						t.Errorf("%s %s: agent %s sent %d of %d, want a third", how, tb.Tag, ag.Name, at.Sent, tb.Sent)
 					}
 				}
 			}
 		}
 		if parts != tb.Sent {
-			t.Errorf("%s: the agents sent %d between them, the merge says %d", tb.Tag, parts, tb.Sent)
+			t.Errorf("%s %s: the agents sent %d between them, the merge says %d", how, tb.Tag, parts, tb.Sent)
 		}
 		// /delayed waits 10 s (past the 5-s schedule it times out alike); the others answer in
 		// milliseconds: within 5× of each other, or both under 5 ms.
 		if pa, pb := ta.Response.P50, tb.Response.P50; (pa > 5 || pb > 5) && (pa > 5*pb || pb > 5*pa) {
-			t.Errorf("%s: p50 %.2f ms from one agent, %.2f from three", ta.Tag, pa, pb)
+			t.Errorf("%s %s: p50 %.2f ms from one agent, %.2f from three", how, ta.Tag, pa, pb)
+		}
+	}
+}
+
+// noAgentProcessLeft: no process runs the test's arena binary as an agent.
+func noAgentProcessLeft(t *testing.T) {
+	t.Helper()
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range cmdlines {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		args := strings.Split(string(raw), "\x00")
+		for i, arg := range args {
+			if arg == arenaBin && i+1 < len(args) && args[i+1] == "agent" {
+				t.Errorf("an agent process is left: %s", strings.Join(args, " "))
+			}
 		}
 	}
 }
@@ -318,13 +351,18 @@ func TestAgentsAnswerOnlyTheirCoordinator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pin, err := agent.ClientTLS(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil, TLSClientConfig: pin}}
 	l := &launch.SSHLauncher{SSH: []string{"-F", ssh.ConfigPath}, Binary: arenaBin, Secret: secret, ServerAddress: topo.GatewayIP}
 	server := launch.ServerHost{Name: "srv", SSH: "srv", Address: topo.Host("srv").IP, CPUs: "1", LabCPUs: "0", Port: launch.DefaultPort, Root: mustAbs(t, ".")}.Agent()
 	remotes, err := l.Start(context.Background(), []launch.ClientHost{{Name: "c1", SSH: "c1", Address: topo.Host("c1").IP, CPUs: "0", Port: launch.DefaultPort}, server})
 	if err != nil {
 		t.Fatal(err)
 	}
-	loadAgent, serverAgent := "http://"+remotes[0].Addr, "http://"+remotes[1].Addr
+	loadAgent, serverAgent := "https://"+remotes[0].Addr, "https://"+remotes[1].Addr
 	other := strings.Repeat("0", len(secret))
 	for _, url := range []string{loadAgent, serverAgent} {
 		for _, s := range []string{"", other} {
@@ -334,6 +372,18 @@ func TestAgentsAnswerOnlyTheirCoordinator(t *testing.T) {
 		}
 		if code, _ := agentCall(t, url, "GET", "/v1/hello", secret, nil); code != http.StatusOK {
 			t.Errorf("%s hello with the secret: %d", url, code)
+		}
+		// The transport is TLS with the run's key: a coordinator of another run refuses the
+		// agent before it sends anything, and nothing answers in clear.
+		if _, err := agent.Dial(context.Background(), strings.TrimPrefix(url, "https://"), other); !errors.Is(err, agent.ErrNotPinned) {
+			t.Errorf("%s from a coordinator pinning another key: %v, want %v", url, err, agent.ErrNotPinned)
+		}
+		if resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}).Get("http" + strings.TrimPrefix(url, "https") + "/v1/hello"); err == nil {
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
+				t.Errorf("%s answered in clear: %s %s", url, resp.Status, raw)
+			}
 		}
 	}
 	target := ln.Addr().String()
@@ -379,8 +429,12 @@ func TestAgentsAnswerOnlyTheirCoordinator(t *testing.T) {
 	noNewAgentFolders(t, folders)
 }
 
-// agentCall sends method path to an agent with secret ("" for none) and body as JSON, and
-// returns the status and the answer.
+// agentClient reaches the test's agents as their coordinator does, its TLS pinned to the
+// run's key; it has no proxy. TestAgentsAnswerOnlyTheirCoordinator sets it.
+var agentClient *http.Client
+
+// agentCall sends method path to an agent with secret ("" for none) in its header and body
+// as JSON, over agentClient, and returns the status and the answer.
 func agentCall(t *testing.T, url, method, path, secret string, body any) (int, string) {
 	t.Helper()
 	var rd io.Reader
@@ -398,7 +452,7 @@ func agentCall(t *testing.T, url, method, path, secret string, body any) (int, s
 	if secret != "" {
 		req.Header.Set("Authorization", "Bearer "+secret)
 	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil}}).Do(req)
+	resp, err := agentClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -442,6 +442,60 @@ func TestDownstreamRunsBothForms(t *testing.T) {
 	}
 }
 
+// arena's own database study (issue 23) on a goroutine and a reactive contender: the lab's
+// PostgreSQL is started for each cell and probed beside the contender, the pool held by slow
+// queries makes /db/{id} far slower than unloaded on both models while /instant stays
+// isolated, the cluster's password stays out of the results, and no database process or
+// folder is left behind.
+func TestDatabaseStudyHoldsThePool(t *testing.T) {
+	e2e(t)
+	out := t.TempDir()
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "arena-postgres-*"))
+	log, code := arena(t, 15*time.Minute, "run", "database", "--quick", "--levels", "idle,held", "--contenders", "go-nethttp,spring-webflux", "--out", out)
+	if code != 0 {
+		t.Fatalf("arena run database exited %d:\n%s", code, log)
+	}
+	run := loadRun(t, out, "database")
+	p99 := map[string]float64{}
+	for _, c := range run.Cells {
+		if c.Outcome.Status != results.OutcomeOK {
+			t.Errorf("%s %s: %s %s", c.Contender, c.Level, c.Outcome.Status, c.Outcome.Detail)
+			continue
+		}
+		if c.Database == nil || c.Database.Summary.Samples == 0 || c.Database.CPUs != run.Env.ClientCPUs {
+			t.Errorf("%s %s: database resources %+v; want it probed on the client's CPUs", c.Contender, c.Level, c.Database)
+		}
+		if c.Env["DB_POOL"] != "16" || c.Env["DB_URL"] != "" {
+			t.Errorf("%s %s: env %v; want DB_POOL=16 recorded and the URL, which holds the password, not", c.Contender, c.Level, c.Env)
+		}
+		for _, tag := range c.Tags {
+			p99[c.Contender+" "+c.Level+" "+tag.Tag] = tag.Response.P99
+			if tag.Tag != "slow" && tag.Errors["status"]+tag.Errors["body"] > 0 {
+				t.Errorf("%s %s %s: wrong answers %v", c.Contender, c.Level, tag.Tag, tag.Errors)
+			}
+		}
+	}
+	for _, c := range []string{"go-nethttp", "spring-webflux"} {
+		idle, held := p99[c+" idle db"], p99[c+" held db"]
+		if idle <= 0 || held < 10*idle {
+			t.Errorf("%s: /db/{id} p99 %.1f ms held, %.1f ms idle; want the held pool to show (≥ 10×)", c, held, idle)
+		}
+		if inst := p99[c+" held instant"]; inst <= 0 || inst > 100 {
+			t.Errorf("%s: /instant p99 %.1f ms with the pool held; want it isolated (< 100 ms)", c, inst)
+		}
+	}
+	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "arena-postgres-*"))
+	if len(after) > len(before) {
+		t.Errorf("database folders left: before %v, after %v", before, after)
+	}
+	if out, _ := exec.Command("pgrep", "-f", "arena-postgres-").Output(); len(out) > 0 {
+		t.Errorf("database processes left: %s", out)
+	}
+	if t.Failed() {
+		t.Log(log)
+	}
+}
+
 // --profile records every runtime's profile with its own tool over the load and the report
 // draws a flame graph per contender, and the top-frames table, in a real browser.
 func TestProfileDrawsAFlameGraphPerContender(t *testing.T) {

@@ -34,7 +34,8 @@ the coordinator names; the coordinator fetches the run's folder at the end.
 
 It speaks HTTP + JSON, protocol ` + fmt.Sprint(agent.Protocol) + ` (docs/distributed.md), and answers only calls
 carrying the run's secret (--secret-file, or ` + agent.SecretEnv + `; "-" reads its first line from
-stdin): without one it listens on loopback only. It sends load only to --server-address
+stdin), over TLS 1.3 with a key derived from that secret, which the coordinator pins: without
+a secret it listens on loopback only, in clear. It sends load only to --server-address
 (loopback when not given), within bounds of its own. A load agent takes no runs: only
 --role server does, one at a time. A coordinator of another arena build refuses it. Pin it
 with taskset to the CPUs it may use; it reports them. With --exit-with-stdin it ends when
@@ -84,6 +85,16 @@ func (o *agentOptions) serve(cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", o.listen, err)
 	}
+	transport := "in clear on loopback, without a secret"
+	if secret != "" {
+		transport = "TLS 1.3, its key the run's secret's"
+	}
+	served, err := agent.Listen(ln, secret)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	ln = served
 	as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Secret: secret, Targets: o.targets, RunsDir: o.runsDir}
 	if o.role == "server" {
 		as.Run = runHere(secret)
@@ -106,7 +117,7 @@ func (o *agentOptions) serve(cmd *cobra.Command) error {
 		_ = srv.Close()
 	}()
 	fmt.Fprintf(cmd.OutOrStdout(), "arena agent %s listening on %s\n", self.Version, ln.Addr())
-	fmt.Fprintf(cmd.ErrOrStderr(), "arena agent %s: protocol %d, pid %d, CPUs %s\n", self.Name, agent.Protocol, self.Pid, self.CPUs)
+	fmt.Fprintf(cmd.ErrOrStderr(), "arena agent %s: protocol %d, pid %d, CPUs %s, %s\n", self.Name, agent.Protocol, self.Pid, self.CPUs, transport)
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

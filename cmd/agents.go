@@ -22,10 +22,12 @@ import (
 )
 
 // agentFlags choose where a run's load comes from: this process (none set), N agents inside
-// it (--agents), or agents already running on other hosts (--agent-addrs, with
-// --server-address where they reach the contender).
+// it (--agents), N agent processes on this host (--agent-processes), agents already running
+// on other hosts (--agent-addrs, with --server-address where they reach the contender),
+// hosts over SSH (--hosts) or Kubernetes.
 type agentFlags struct {
 	inProcess     int
+	processes     int
 	addrs         []string
 	serverAddress string
 	hosts         string
@@ -37,6 +39,7 @@ type agentFlags struct {
 func (f *agentFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.IntVar(&f.inProcess, "agents", 0, "deal every load out among N load agents inside this process (the same code remote agents run), merged exactly; with --kubernetes, N load agents' pods")
+	fl.IntVar(&f.processes, "agent-processes", 0, "deal every load out among N arena agent processes on this host, pinned to the client CPUs, each holding a secret made for the run (what --hosts runs, on one host), merged exactly")
 	fl.StringSliceVar(&f.addrs, "agent-addrs", nil, "drive the load from arena agents already running at these host:port addresses (see arena agent), merged exactly")
 	fl.StringVar(&f.secretFile, "agent-secret-file", "", "with --agent-addrs: the file holding the secret the agents were started with (default: $"+agent.SecretEnv+")")
 	fl.StringVar(&f.serverAddress, "server-address", "", "with --agent-addrs: this host's address the agents reach the contender on (given to it as BIND_ADDRESS)")
@@ -49,16 +52,16 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 // itself), N in this process, agents already running, hosts over SSH, or Kubernetes.
 func (f *agentFlags) placement(stderr io.Writer) (place.Placement, error) {
 	given := 0
-	for _, set := range []bool{f.inProcess != 0 && !f.kubernetes, len(f.addrs) > 0, f.hosts != "", f.kubernetes} {
+	for _, set := range []bool{f.inProcess != 0 && !f.kubernetes, f.processes != 0, len(f.addrs) > 0, f.hosts != "", f.kubernetes} {
 		if set {
 			given++
 		}
 	}
 	switch {
-	case f.kubernetes && (f.hosts != "" || len(f.addrs) > 0 || f.serverAddress != ""):
-		return nil, errors.New("--kubernetes places its own agents: no --hosts, --agent-addrs or --server-address with it")
+	case f.kubernetes && (f.hosts != "" || len(f.addrs) > 0 || f.serverAddress != "" || f.processes != 0):
+		return nil, errors.New("--kubernetes places its own agents: no --hosts, --agent-addrs, --agent-processes or --server-address with it")
 	case given > 1:
-		return nil, errors.New("--agents, --agent-addrs and --hosts: give one")
+		return nil, errors.New("--agents, --agent-processes, --agent-addrs and --hosts: give one")
 	case f.serverAddress != "" && len(f.addrs) == 0:
 		return nil, errors.New("--server-address goes with --agent-addrs")
 	case f.kubernetes:
@@ -71,6 +74,12 @@ func (f *agentFlags) placement(stderr io.Writer) (place.Placement, error) {
 			return nil, err
 		}
 		return place.SSH{Hosts: hosts, File: f.hosts, Progress: stderr}, nil
+	case f.processes != 0:
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("--agent-processes: finding arena's own binary: %w", err)
+		}
+		return place.Processes{Agents: f.processes, Exe: exe}, nil
 	case len(f.addrs) > 0:
 		secret, err := agent.ReadSecret(f.secretFile)
 		if err != nil {

@@ -71,6 +71,7 @@ func TestFlagsPickOnePlacement(t *testing.T) {
 		{agentFlags{inProcess: 3}, "place.InProcess"},
 		{agentFlags{addrs: []string{"10.0.0.2:7600"}, serverAddress: "10.0.0.1"}, "place.Running"},
 		{agentFlags{kubernetes: true, inProcess: 2}, "place.Kubernetes"},
+		{agentFlags{processes: 2}, "place.Processes"},
 	} {
 		pl, err := c.f.placement(io.Discard)
 		if got := fmt.Sprintf("%T", pl); err != nil || got != c.want {
@@ -83,6 +84,8 @@ func TestFlagsPickOnePlacement(t *testing.T) {
 	}{
 		{agentFlags{inProcess: 2, addrs: []string{"10.0.0.2:7600"}}, "give one"},
 		{agentFlags{kubernetes: true, hosts: "h.toml"}, "--kubernetes places its own agents"},
+		{agentFlags{processes: 2, inProcess: 2}, "give one"},
+		{agentFlags{kubernetes: true, processes: 2}, "--kubernetes places its own agents"},
 		{agentFlags{serverAddress: "10.0.0.1"}, "--server-address goes with --agent-addrs"},
 		{agentFlags{hosts: "/nonexistent/hosts.toml"}, "hosts.toml"},
 	} {

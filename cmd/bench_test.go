@@ -159,6 +159,7 @@ func TestNoFlagNamesAnAddress(t *testing.T) {
 		"output":       "a file for the report or matrix",
 		"server-cpus":  "a CPU list",
 		"client-cpus":  "a CPU list",
+		"cpus":         "a CPU list (arena db pins its PostgreSQL there; it listens on 127.0.0.1)",
 		"backpressure": "on or off",
 		"env":          "contract variables: DOWNSTREAM_URL, the one that names an address, is refused (checkEnv)",
 		"only":         "names of scenarios and parts",

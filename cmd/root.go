@@ -38,7 +38,7 @@ Start with:  arena run            (the default comparison)
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newListCmd(), newVerifyCmd(), newBuildCmd(), newReportCmd(), newBenchCmd(), newDownstreamCmd(), newChatServerCmd(), newStreamServerCmd(), newMatrixCmd(), newReproduceCmd(), newCompareCmd(), newAgentCmd(), newK8sCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newVerifyCmd(), newBuildCmd(), newReportCmd(), newBenchCmd(), newDownstreamCmd(), newDBCmd(), newChatServerCmd(), newStreamServerCmd(), newMatrixCmd(), newReproduceCmd(), newCompareCmd(), newAgentCmd(), newK8sCmd())
 	return root
 }
 

@@ -356,6 +356,12 @@ func (w writes) Write(p []byte) (int, error) {
 // cleanup that checks it then ends without an error, having written nothing to stderr.
 func serve(t *testing.T, args ...string) string {
 	t.Helper()
+	return serveWithin(t, quickly, args...)
+}
+
+// serveWithin is serve for a command that may take up to wait to print its first line.
+func serveWithin(t *testing.T, wait time.Duration, args ...string) string {
+	t.Helper()
 	root := newRoot()
 	stdout, stderr := make(writes, 16), make(writes, 16)
 	root.SetOut(stdout)
@@ -386,8 +392,8 @@ func serve(t *testing.T, args ...string) string {
 	case err := <-done:
 		done <- err // for the cleanup
 		t.Fatalf("%s ended before it printed its address: %v", command, err)
-	case <-time.After(quickly):
-		t.Fatalf("%s printed no address within %s", command, quickly)
+	case <-time.After(wait):
+		t.Fatalf("%s printed no address within %s", command, wait)
 	}
 	return ""
 }

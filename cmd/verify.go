@@ -21,12 +21,14 @@ func newVerifyCmd() *cobra.Command {
 		Short: "Check contenders against the contract (default: all)",
 		Long: `Builds each contender if needed, starts it twice (once with the contract's defaults, using
 itself as the downstream of /data/{id}, and BIND_ADDRESS=127.0.0.2 when it honours that; once
-with the lab's own downstream and its failure cases, and BACKPRESSURE=off) and checks every
+with the lab's own downstream and its failure cases, and BACKPRESSURE=off), and a third time
+for the db feature (the lab's own PostgreSQL as DB_URL, DB_POOL=2: its rows, its errors, the
+pool's bound, and the database stopped under it), and checks every
 path, body, content type and error case of contenders/README.md, the HTTP and WebSocket abuse a
 real server meets, that after each bad input the server is still ready and still the same
 processes, that it listens on loopback only (its port on BIND_ADDRESS alone when given one),
-and that it exits within 10 s of SIGTERM. Checks come in groups (http, and chat and
-stream for contenders that list them); each contender's line says which passed, and its
+and that it exits within 10 s of SIGTERM. Checks come in groups (http, and chat,
+stream and db for contenders that list them); each contender's line says which passed, and its
 progress goes to stderr. Exits 1 if any check fails.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()

@@ -74,7 +74,7 @@
       var dash = s.dash || (dashed ? 'dashed' : 'solid');
       return {
         type: 'line', name: s.name, data: s.points, showSymbol: !!symbols, symbolSize: 5, connectNulls: false,
-        lineStyle: { width: dash === 'solid' ? 2 : 1.5, type: dash, color: colour },
+        lineStyle: { width: dash === 'solid' ? 2 : 1.5, type: dash === 'dashdot' ? [8, 3, 2, 3] : dash, color: colour },
         itemStyle: { color: colour }
       };
     });
@@ -156,14 +156,14 @@
       var level = levelOf(el);
       var o = base('%', 'value', fmtNum);
       o.xAxis = timeAxis();
-      o.series = lines(level.lines.cpu, false).concat(lines(level.lines.client_cpu, true), lines(level.lines.downstream_cpu, false));
+      o.series = lines(level.lines.cpu, false).concat(lines(level.lines.client_cpu, true), lines(level.lines.downstream_cpu, false), lines(level.lines.database_cpu, false));
       return o;
     },
     rss: function (el) {
       var level = levelOf(el);
       var o = base('MB', 'value', fmtNum);
       o.xAxis = timeAxis();
-      o.series = withCap(lines(level.lines.rss, false).concat(lines(level.lines.downstream_rss, false)), level.cap_mb);
+      o.series = withCap(lines(level.lines.rss, false).concat(lines(level.lines.downstream_rss, false), lines(level.lines.database_rss, false)), level.cap_mb);
       return o;
     },
     // Memory under slow consumers: a line per contender and level, the cap drawn.

@@ -21,7 +21,8 @@ type levelData struct {
 	Contenders []string           `json:"contenders"`
 	Tags       map[string]tagData `json:"tags"`
 	// Lines are the resource timelines: "cpu", "client_cpu", "rss", "threads", and the lab's
-	// downstream's "downstream_cpu" and "downstream_rss" for the contenders that had one.
+	// downstream's "downstream_cpu" and "downstream_rss" and its database's "database_cpu"
+	// and "database_rss" for the contenders that had one.
 	Lines map[string][]line `json:"lines"`
 	CapMB float64           `json:"cap_mb,omitempty"` // the memory cap its cells ran under
 	// Flames are the contenders' CPU profiles (levelView.Profiles with a flame graph).
@@ -67,7 +68,7 @@ type tagData struct {
 }
 
 // line is one series of [t seconds, value] points (or [x, value] on a curve); a null
-// value leaves a gap. Colour is its contender's index; Dash is "dashed" or "dotted".
+// value leaves a gap. Colour is its contender's index; Dash is "dashed", "dotted" or "dashdot".
 type line struct {
 	Name   string   `json:"name"`
 	Points [][2]any `json:"points"`
@@ -138,6 +139,15 @@ func buildChartData(v *pageView) chartData {
 				ds = sampleLine(label+" downstream", c.Downstream.Timeline, rss)
 				ds.Dash = "dotted"
 				add("downstream_rss", ds)
+			}
+			// The database of the same repeat, dashed-dotted, for the levels that had one.
+			if c != nil && c.Database != nil && len(c.Database.Timeline) > 0 {
+				db := sampleLine(label+" database", c.Database.Timeline, cpu)
+				db.Dash = "dashdot"
+				add("database_cpu", db)
+				db = sampleLine(label+" database", c.Database.Timeline, rss)
+				db.Dash = "dashdot"
+				add("database_rss", db)
 			}
 		}
 		for _, pv := range lv.Profiles { // in the order profilesOf numbered them

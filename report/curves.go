@@ -38,15 +38,15 @@ func closedTags(l results.Level) []string {
 	return tags
 }
 
-// downstreamFigures is the lab's downstream over a contender's ok repeats at one level:
-// its mean CPU and peak RSS, as spreads.
-type downstreamFigures struct {
+// helperFigures are a helper of the lab's (its downstream, its database) over a contender's
+// ok repeats at one level: its mean CPU and peak RSS, as spreads.
+type helperFigures struct {
 	CPU     results.Spread
 	RSS     results.Spread
 	Repeats int
 }
 
-func downstreamOf(rs []*results.Resources) *downstreamFigures {
+func helperOf(rs []*results.Resources) *helperFigures {
 	if len(rs) == 0 {
 		return nil
 	}
@@ -55,7 +55,7 @@ func downstreamOf(rs []*results.Resources) *downstreamFigures {
 		cpu = append(cpu, r.Summary.CPUPctMean)
 		rss = append(rss, r.Summary.RSSMBMax)
 	}
-	return &downstreamFigures{CPU: results.SpreadOf(cpu), RSS: results.SpreadOf(rss), Repeats: len(rs)}
+	return &helperFigures{CPU: results.SpreadOf(cpu), RSS: results.SpreadOf(rss), Repeats: len(rs)}
 }
 
 // downstreamCPUs is where the lab's downstream ran: as its cells recorded it, else the

@@ -103,8 +103,9 @@ type levelView struct {
 	Closed bool
 	// Bars is the index of its throughput chart in chartData.Bars (closed loops), or -1.
 	Bars int
-	// Downstream: some contender's cells measured the lab's downstream.
+	// Downstream, Database: some contender's cells measured the lab's downstream, its database.
 	Downstream bool
+	Database   bool
 	Problems   map[string][]string // per contender, its cells that did not end ok
 	// Profiles are the contenders' CPU profiles at this level, repeats merged, when the run
 	// took them (arena run --profile).
@@ -135,7 +136,8 @@ type contenderRows struct {
 	ClientBoundWhy string
 	SharedCPUWhy   string
 	Tags           []tagRow
-	Downstream     *downstreamFigures // the lab's downstream beside this contender, if measured
+	Downstream     *helperFigures // the lab's downstream beside this contender, if measured
+	Database       *helperFigures // the lab's database beside this contender, if measured
 }
 
 type tagRow struct {
@@ -226,10 +228,20 @@ func levelOrder(run *results.Run) []results.Level {
 	return levels
 }
 
+// addHelpers files an ok cell's downstream and database resources under its contender.
+func addHelpers(c *results.Cell, downstream, database map[string][]*results.Resources) {
+	if c.Downstream != nil {
+		downstream[c.Contender] = append(downstream[c.Contender], c.Downstream)
+	}
+	if c.Database != nil {
+		database[c.Contender] = append(database[c.Contender], c.Database)
+	}
+}
+
 func buildLevel(run *results.Run, index int, lv results.Level, contenders []string) levelView {
 	v := levelView{Index: index, Level: lv, Contenders: contenders, Timelines: map[string]*results.Cell{},
 		OnCurve: onCurve(lv), Closed: closedLoop(lv), Bars: -1, Problems: map[string][]string{}}
-	downstream := map[string][]*results.Resources{}
+	downstream, database := map[string][]*results.Resources{}, map[string][]*results.Resources{}
 	var tags []string
 	for _, s := range lv.Streams {
 		if !slices.Contains(tags, s.Tag) {
@@ -272,8 +284,8 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 		}
 		if c.Outcome.Status != results.OutcomeOK {
 			v.Problems[c.Contender] = append(v.Problems[c.Contender], fmt.Sprintf("%s (repeat %d)", c.Outcome.Status, c.Repeat))
-		} else if c.Downstream != nil {
-			downstream[c.Contender] = append(downstream[c.Contender], c.Downstream)
+		} else {
+			addHelpers(c, downstream, database)
 		}
 		note(why, c.Contender, c.ClientBoundWhy, c.Repeat)
 		note(shared, c.Contender, c.SharedCPUWhy, c.Repeat)
@@ -291,8 +303,10 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 			}
 			continue
 		}
-		row := contenderRows{Contender: name, Summary: s, ClientBoundWhy: why[name].String(), SharedCPUWhy: shared[name].String(), Downstream: downstreamOf(downstream[name])}
+		row := contenderRows{Contender: name, Summary: s, ClientBoundWhy: why[name].String(), SharedCPUWhy: shared[name].String(),
+			Downstream: helperOf(downstream[name]), Database: helperOf(database[name])}
 		v.Downstream = v.Downstream || row.Downstream != nil
+		v.Database = v.Database || row.Database != nil
 		for _, tag := range tags {
 			i := slices.IndexFunc(s.Tags, func(t results.TagSummary) bool { return t.Tag == tag })
 			if i < 0 {

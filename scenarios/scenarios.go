@@ -8,6 +8,7 @@ import (
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 	"github.com/arena-lab/arena/scenarios/chat"
+	"github.com/arena-lab/arena/scenarios/database"
 	"github.com/arena-lab/arena/scenarios/downstream"
 	"github.com/arena-lab/arena/scenarios/isolation"
 	"github.com/arena-lab/arena/scenarios/sleep"
@@ -16,7 +17,7 @@ import (
 
 // All is every scenario, the default first.
 func All() []scenario.Scenario {
-	return []scenario.Scenario{isolation.Scenario{}, sleep.Scenario{}, downstream.Scenario{}, chat.Scenario{}, stream.Scenario{}}
+	return []scenario.Scenario{isolation.Scenario{}, sleep.Scenario{}, downstream.Scenario{}, chat.Scenario{}, stream.Scenario{}, database.Scenario{}}
 }
 
 // Find returns the scenario called name.

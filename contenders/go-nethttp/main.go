@@ -46,9 +46,10 @@ type server struct {
 	mux        *http.ServeMux
 	chat       *chatHub
 	stream     *streamHub
+	db         *database
 }
 
-func newServer(downstream string, backpressure bool) (*server, error) {
+func newServer(downstream string, backpressure bool, db *database) (*server, error) {
 	// One shared client. All its calls go to one host, so that host may keep as many idle
 	// connections as the whole pool (DefaultMaxIdleConnsPerHost is 2, which would close most
 	// connections under concurrent load instead of reusing them).
@@ -61,6 +62,7 @@ func newServer(downstream string, backpressure bool) (*server, error) {
 		mux:        http.NewServeMux(),
 		chat:       newChatHub(),
 		stream:     newStreamHub(backpressure),
+		db:         db,
 	}
 	files, err := fs.Glob(resourceFiles, "resources/*.json")
 	if err != nil {
@@ -79,6 +81,8 @@ func newServer(downstream string, backpressure bool) (*server, error) {
 	s.mux.HandleFunc("GET /sleep", waitThen(100, "SLEPT"))
 	s.mux.HandleFunc("GET /resources/{name}", s.resource)
 	s.mux.HandleFunc("GET /data/{id}", s.data)
+	s.mux.HandleFunc("GET /db/slow", s.db.slow) // see db.go
+	s.mux.HandleFunc("GET /db/{id}", s.db.row)
 	s.mux.HandleFunc("GET /chat", s.chat.serve)     // WebSocket, see chat.go
 	s.mux.HandleFunc("GET /stream", s.stream.serve) // WebSocket, see stream.go
 	s.mux.HandleFunc("GET /stream/stats", s.stream.stats)
@@ -233,7 +237,9 @@ func main() {
 		log.Fatalf("BACKPRESSURE must be on or off, got %q", bp)
 	}
 	backpressure := bp == "on"
-	s, err := newServer(downstream, backpressure)
+	// /db's pool: made now, connecting only when /db asks (DB_URL unset: /db answers 502).
+	db := openDatabase(os.Getenv("DB_URL"), os.Getenv("DB_POOL"))
+	s, err := newServer(downstream, backpressure, db)
 	if err != nil {
 		log.Fatalf("loading resources: %v", err)
 	}
@@ -271,4 +277,11 @@ func main() {
 	closing.Go(func() { s.chat.shutdown(time.Second) })
 	closing.Go(func() { s.stream.shutdown(time.Second) })
 	closing.Wait()
+	// The pool's connections close (Close waits for any still in use: at most 1 s of that).
+	closed := make(chan struct{})
+	go func() { s.db.close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(time.Second):
+	}
 }

@@ -24,9 +24,11 @@ type Runner interface {
 
 var _ Runner = (*Remote)(nil)
 
-// Remote is an agent over HTTP; every call carries the run's secret.
+// Remote is an agent over HTTPS pinned to the run's key (HTTP on loopback without a
+// secret); every call carries the run's secret.
 type Remote struct {
 	addr        string
+	scheme      string
 	secret      string
 	hello       Hello
 	offset, rtt time.Duration
@@ -38,10 +40,14 @@ type Remote struct {
 const clockRounds = 8
 
 // Dial greets the agent at addr (host:port) with the run's secret ("" for an agent on
-// loopback started without one), refuses it when it runs another protocol or build, and
-// measures its clock's offset.
+// loopback started without one), over TLS pinned to the run's key, refuses it when it runs
+// another protocol or build, and measures its clock's offset.
 func Dial(ctx context.Context, addr, secret string) (*Remote, error) {
-	r := &Remote{addr: addr, secret: secret, client: &http.Client{}}
+	client, scheme, err := Client(secret)
+	if err != nil {
+		return nil, err
+	}
+	r := &Remote{addr: addr, scheme: scheme, secret: secret, client: client}
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := r.get(hctx, "/v1/hello", &r.hello); err != nil {
@@ -101,7 +107,7 @@ func (r *Remote) get(ctx context.Context, path string, v any) error {
 
 // request is a call to the agent carrying the run's secret; a body is JSON.
 func (r *Remote) request(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+r.addr+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, r.scheme+"://"+r.addr+path, body)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func call(t *testing.T, url, method, path, secret string, body any) (int, string
 	if secret != "" {
 		req.Header.Set("Authorization", "Bearer "+secret)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := pinned(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +51,33 @@ func call(t *testing.T, url, method, path, secret string, body any) (int, string
 func guarded(t *testing.T) string {
 	t.Helper()
 	noScenarios := func(name string) (scenario.Scenario, error) { return nil, errors.New("no scenario " + name) }
-	srv := httptest.NewServer((&Server{Self: Self("guarded"), Secret: testSecret, Targets: []string{"127.0.0.1"},
-		Resolve: PlanResolver(noScenarios)}).Handler())
+	return serveTLS(t, &Server{Self: Self("guarded"), Secret: testSecret, Targets: []string{"127.0.0.1"},
+		Resolve: PlanResolver(noScenarios)}).URL
+}
+
+// serveTLS serves s as `arena agent` serves it, in TLS with the key of s.Secret, until the
+// test ends.
+func serveTLS(t *testing.T, s *Server) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(s.Handler())
+	cfg, err := ServerTLS(s.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.TLS = cfg
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv
+}
+
+// pinned is a coordinator's client: TLS pinned to testSecret's key.
+func pinned(t *testing.T) *http.Client {
+	t.Helper()
+	c, scheme, err := Client(testSecret)
+	if err != nil || scheme != "https" {
+		t.Fatalf("the client of a secret: %s, %v", scheme, err)
+	}
+	return c
 }
 
 // TestCallWithoutTheSecretGets401: every route, hello included, answers a call without the
@@ -79,10 +102,10 @@ func TestCallWithoutTheSecretGets401(t *testing.T) {
 	if code, body := call(t, url, "GET", "/v1/hello", testSecret, nil); code != http.StatusOK || !strings.Contains(body, "guarded") {
 		t.Errorf("hello with the secret: %d %s", code, body)
 	}
-	if _, err := Dial(context.Background(), strings.TrimPrefix(url, "http://"), "another"+testSecret[7:]); err == nil || !strings.Contains(err.Error(), "answers only its coordinator") {
-		t.Errorf("Dial with another secret: %v, want the agent's 401", err)
+	if _, err := Dial(context.Background(), strings.TrimPrefix(url, "https://"), "another"+testSecret[7:]); err == nil || !errors.Is(err, ErrNotPinned) {
+		t.Errorf("Dial with another secret: %v, want the pin refused", err)
 	}
-	if _, err := Dial(context.Background(), strings.TrimPrefix(url, "http://"), testSecret); err != nil {
+	if _, err := Dial(context.Background(), strings.TrimPrefix(url, "https://"), testSecret); err != nil {
 		t.Errorf("Dial with the secret: %v", err)
 	}
 }
@@ -154,8 +177,7 @@ func TestBusyServerAgentAnswersOnlyItsCoordinator(t *testing.T) {
 			<-release
 			return results.RunComplete, nil
 		}}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	srv := serveTLS(t, s)
 	first := make(chan int)
 	go func() {
 		code, _ := call(t, srv.URL, "POST", "/v1/run", testSecret, RunRequest{Spec: results.RunSpec{ID: "first", Scenario: "sleep"}})

@@ -132,7 +132,7 @@ func FuzzShareAnswer(f *testing.F) {
 		`"windows":[{"k":-3,"hist":""}]}]}`))
 	ld := ClosedJob{Tag: "t", Path: "/", Connections: 1, Duration: time.Second}.Load()
 	f.Fuzz(func(t *testing.T, body []byte) {
-		r := &Remote{addr: "agent", client: &http.Client{Transport: answering(body)}}
+		r := &Remote{addr: "agent", scheme: "http", client: &http.Client{Transport: answering(body)}}
 		share, err := r.Run(context.Background(), Job{})
 		var want Share
 		wantErr := json.Unmarshal(body, &want)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -69,9 +68,8 @@ func TestServerAgentRunsTheSpec(t *testing.T) {
 			}
 			return end.Status, nil
 		}}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	remote, err := Dial(context.Background(), strings.TrimPrefix(srv.URL, "http://"), testSecret)
+	srv := serveTLS(t, s)
+	remote, err := Dial(context.Background(), strings.TrimPrefix(srv.URL, "https://"), testSecret)
 	if err != nil {
 		t.Fatal(err)
 	}

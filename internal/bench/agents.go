@@ -1,25 +1,20 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/arena-lab/arena/internal/agent"
 	"github.com/arena-lab/arena/internal/lab"
 	"github.com/arena-lab/arena/internal/load"
+	"github.com/arena-lab/arena/internal/place"
 	"github.com/arena-lab/arena/internal/probe"
 	"github.com/arena-lab/arena/internal/results"
 )
@@ -180,24 +175,16 @@ func (l AgentsLevel) Mean() (rps, mergeMs, bytes float64) {
 	return rps / n, mergeMs / n, bytes / n
 }
 
-// AgentProc is one started agent.
-type AgentProc struct {
-	Name string `json:"name"`
-	Addr string `json:"addr"`
-	CPUs string `json:"cpus"`
-	Pid  int    `json:"pid"`
-}
-
 // Agents is what arena bench agents measured.
 type Agents struct {
-	Target      string        `json:"target"`
-	Path        string        `json:"path"`
-	Connections int           `json:"connections"`
-	Seconds     float64       `json:"seconds"`
-	ServerCPUs  string        `json:"server_cpus"`
-	ServerPid   int           `json:"server_pid"`
-	Agents      []AgentProc   `json:"agent_processes"`
-	Levels      []AgentsLevel `json:"levels"`
+	Target      string            `json:"target"`
+	Path        string            `json:"path"`
+	Connections int               `json:"connections"`
+	Seconds     float64           `json:"seconds"`
+	ServerCPUs  string            `json:"server_cpus"`
+	ServerPid   int               `json:"server_pid"`
+	Agents      []place.AgentProc `json:"agent_processes"`
+	Levels      []AgentsLevel     `json:"levels"`
 }
 
 // Of is the level of n agents reached over via, or nil.
@@ -224,7 +211,11 @@ func MeasureAgents(ctx context.Context, p AgentsPlan) (Agents, error) {
 	if len(p.AgentCPUs) < most {
 		return res, fmt.Errorf("%d agents but CPUs for %d", most, len(p.AgentCPUs))
 	}
-	procs, err := StartAgents(ctx, p.Exe, p.AgentCPUs[:most], p.LogDir)
+	secret, err := agent.NewSecret()
+	if err != nil {
+		return res, err
+	}
+	procs, err := place.StartProcs(ctx, p.Exe, p.AgentCPUs[:most], p.LogDir, secret)
 	defer procs.Stop()
 	if err != nil {
 		return res, err
@@ -337,155 +328,3 @@ func agentsRound(ctx context.Context, p AgentsPlan, runners []agent.Runner, d ti
 
 // probePeriod samples the server as the rest of the bench does.
 const probePeriod = 250 * time.Millisecond
-
-// AgentProcs are started agents, each `arena agent` pinned with taskset in a process group
-// of its own.
-type AgentProcs struct {
-	procs   []*agentProc
-	runners []agent.Runner
-}
-
-type agentProc struct {
-	AgentProc
-	stdin  io.Closer
-	log    *os.File
-	exited chan struct{} // closed once the agent is reaped
-}
-
-// agentReady is how long an agent may take to print that it listens.
-const agentReady = 10 * time.Second
-
-// StartAgents starts one `exe agent` per entry of cpus, pinned there, on a free port of
-// 127.0.0.1, and greets each (which also measures its clock). On error the agents already
-// started are in the result, for Stop.
-func StartAgents(ctx context.Context, exe string, cpus [][]int, logDir string) (*AgentProcs, error) {
-	ps := &AgentProcs{}
-	if _, err := exec.LookPath("taskset"); err != nil {
-		return ps, errors.New("taskset is not installed (Debian: apt-get install util-linux)")
-	}
-	for i, set := range cpus {
-		p, err := startAgent(ctx, exe, fmt.Sprintf("agent-%d", i+1), lab.FormatCPUs(set), filepath.Join(logDir, fmt.Sprintf("agent-%d.log", i+1)))
-		if p != nil {
-			ps.procs = append(ps.procs, p)
-		}
-		if err != nil {
-			return ps, err
-		}
-	}
-	for _, p := range ps.procs {
-		r, err := agent.Dial(ctx, p.Addr, "") // on loopback, without a secret
-		if err != nil {
-			return ps, err
-		}
-		ps.runners = append(ps.runners, r)
-	}
-	return ps, nil
-}
-
-func startAgent(ctx context.Context, exe, name, cpus, logPath string) (*agentProc, error) {
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command("taskset", "-c", cpus, exe, "agent", "--listen", "127.0.0.1:0", "--name", name, "--exit-with-stdin")
-	ready := make(chan string, 1)
-	cmd.Stdout = &firstLine{w: logf, line: ready}
-	cmd.Stderr = logf
-	// Its own group, so that Stop ends whatever it runs and the terminal's Ctrl-C reaches
-	// only the coordinator, which then stops it; stdin and the parent-death signal end it
-	// if the coordinator dies without stopping it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		logf.Close()
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("starting agent %s: %w", name, err)
-	}
-	p := &agentProc{AgentProc: AgentProc{Name: name, CPUs: cpus, Pid: cmd.Process.Pid}, stdin: stdin, log: logf, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	timer := time.NewTimer(agentReady)
-	defer timer.Stop()
-	select {
-	case line := <-ready:
-		_, addr, ok := strings.Cut(line, " listening on ")
-		if !ok {
-			return p, fmt.Errorf("agent %s printed %q, not where it listens (see %s)", name, line, logPath)
-		}
-		p.Addr = strings.TrimSpace(addr)
-		return p, nil
-	case <-p.exited:
-		return p, fmt.Errorf("agent %s exited at start (see %s)", name, logPath)
-	case <-timer.C:
-		return p, fmt.Errorf("agent %s did not say where it listens within %s (see %s)", name, agentReady, logPath)
-	case <-ctx.Done():
-		return p, ctx.Err()
-	}
-}
-
-// firstLine passes everything to w and the first line, once complete, to line.
-type firstLine struct {
-	w    io.Writer
-	line chan<- string
-	buf  []byte
-	sent bool
-}
-
-func (f *firstLine) Write(b []byte) (int, error) {
-	if !f.sent {
-		f.buf = append(f.buf, b...)
-		if i := bytes.IndexByte(f.buf, '\n'); i >= 0 {
-			f.line <- string(f.buf[:i])
-			f.sent, f.buf = true, nil
-		}
-	}
-	return f.w.Write(b)
-}
-
-// Runners are the agents, greeted, in the order they were started.
-func (ps *AgentProcs) Runners() []agent.Runner { return ps.runners }
-
-// List is the agents as started.
-func (ps *AgentProcs) List() []AgentProc {
-	out := make([]AgentProc, len(ps.procs))
-	for i, p := range ps.procs {
-		out[i] = p.AgentProc
-	}
-	return out
-}
-
-// agentGrace is how long an agent has to end after SIGTERM before its group is killed.
-const agentGrace = 5 * time.Second
-
-// Stop ends every agent and waits for each to be gone; it is safe to call on a nil or
-// partly started set, and twice.
-func (ps *AgentProcs) Stop() {
-	if ps == nil {
-		return
-	}
-	var wg sync.WaitGroup
-	for _, p := range ps.procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.stop()
-		}()
-	}
-	wg.Wait()
-}
-
-func (p *agentProc) stop() {
-	_ = p.stdin.Close()
-	_ = syscall.Kill(-p.Pid, syscall.SIGTERM)
-	t := time.NewTimer(agentGrace)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-	case <-t.C:
-		_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
-		<-p.exited
-	}
-	_ = p.log.Close()
-}

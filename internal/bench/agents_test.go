@@ -1,15 +1,9 @@
 package bench
 
 import (
-	"context"
-	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/arena-lab/arena/internal/lab"
 )
@@ -100,75 +94,4 @@ func TestAgentsMeans(t *testing.T) {
 	if a.Of(2, "http") == nil || a.Of(1, "http") != nil || a.Of(1, "in-process") == nil {
 		t.Error("Of finds the wrong levels")
 	}
-}
-
-// The address line may come in pieces, and everything still reaches the log.
-func TestAgentsFirstLine(t *testing.T) {
-	var log strings.Builder
-	line := make(chan string, 1)
-	w := &firstLine{w: &log, line: line}
-	for _, s := range []string{"arena agent v1 listen", "ing on 127.0.0.1:5\nmore\n", "later\n"} {
-		if _, err := w.Write([]byte(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := <-line; got != "arena agent v1 listening on 127.0.0.1:5" {
-		t.Errorf("first line %q", got)
-	}
-	if log.String() != "arena agent v1 listening on 127.0.0.1:5\nmore\nlater\n" {
-		t.Errorf("log %q", log.String())
-	}
-}
-
-// fakeAgent is a script that starts as an agent would, then does what body says.
-func fakeAgent(t *testing.T, body string) string {
-	t.Helper()
-	exe := filepath.Join(t.TempDir(), "arena")
-	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return exe
-}
-
-// gone fails the test if pid still exists (reaped, not a zombie).
-func gone(t *testing.T, pid int) {
-	t.Helper()
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("process %d is still there (kill 0: %v)", pid, err)
-	}
-}
-
-// An agent that fails to start, or one that cannot be greeted, is stopped with the others,
-// however it resists SIGTERM: nothing is left behind.
-func TestAgentsStartFailures(t *testing.T) {
-	needCPUs(t)
-	ctx := context.Background()
-	cpus := [][]int{{0}, {0}}
-
-	ps, err := StartAgents(ctx, filepath.Join(t.TempDir(), "missing"), cpus, t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), "agent-1 exited at start") {
-		t.Errorf("a missing binary: error %v", err)
-	}
-	ps.Stop()
-
-	// Says it listens where nobody does, ignores SIGTERM and leaves a child in its group.
-	stubborn := fakeAgent(t, "trap '' TERM\necho 'arena agent test listening on 127.0.0.1:1'\nsleep 60 &\nwhile :; do sleep 1; done")
-	start := time.Now()
-	ps, err = StartAgents(ctx, stubborn, cpus, t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), "agent at 127.0.0.1:1") {
-		t.Errorf("an agent nobody answers for: error %v", err)
-	}
-	list := ps.List()
-	if len(list) != 2 || list[0].Addr != "127.0.0.1:1" || list[1].Name != "agent-2" || list[0].CPUs != "0" {
-		t.Fatalf("started %+v", list)
-	}
-	ps.Stop()
-	for _, p := range list {
-		gone(t, p.Pid)
-	}
-	if took := time.Since(start); took > agentGrace+5*time.Second {
-		t.Errorf("stopping took %s", took)
-	}
-	ps.Stop() // twice is once
-	(*AgentProcs)(nil).Stop()
 }

@@ -107,6 +107,13 @@ func (in *Instance) Addr() string { return net.JoinHostPort(in.Host(), strconv.I
 // load agents on other hosts must reach it (arena run --hosts, --agent-addrs).
 const BindAddress = "BIND_ADDRESS"
 
+// The db feature's contract variables, given to contenders that list db: the lab's database
+// as a libpq URI, and the most connections the contender may hold to it.
+const (
+	DBURL  = "DB_URL"
+	DBPool = "DB_POOL"
+)
+
 // Host is the address the contender listens on: BIND_ADDRESS when it was given one, else
 // the contract's 127.0.0.1.
 func (in *Instance) Host() string {

@@ -36,7 +36,7 @@ var Models = []string{
 var Runtimes = []string{"java", "node", "go"}
 
 // Features are the parts of the contract beyond HTTP that a contender may implement.
-var Features = []string{"chat", "stream"}
+var Features = []string{"chat", "stream", "db"}
 
 // Knobs are the contract's variables a contender may honour.
 var Knobs = []string{"WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "BIND_ADDRESS"}
@@ -53,7 +53,7 @@ type Manifest struct {
 	Artifact    string   `toml:"artifact"` // optional: a build output whose absence forces a rebuild
 	Start       string   `toml:"start"`
 	Knobs       []string `toml:"knobs"`
-	Features    []string `toml:"features"` // "chat" (/chat), "stream" (/stream): verified and run only when listed
+	Features    []string `toml:"features"` // "chat" (/chat), "stream" (/stream), "db" (/db): verified and run only when listed
 	Notes       string   `toml:"notes"`
 
 	Dir string `toml:"-"` // absolute path of the contender's folder

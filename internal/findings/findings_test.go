@@ -121,8 +121,8 @@ func TestBuild(t *testing.T) {
 	for _, s := range f.Studies {
 		names = append(names, s.Scenario)
 	}
-	if strings.Join(names, ",") != "isolation,sleep,downstream,chat,stream" {
-		t.Errorf("studies %v; want all five, each with its section", names)
+	if strings.Join(names, ",") != "isolation,sleep,downstream,chat,stream,database" {
+		t.Errorf("studies %v; want all five and arena's own, each with its section", names)
 	}
 
 	a := claimByID(t, f, "downstream", "a")

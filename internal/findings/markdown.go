@@ -14,7 +14,7 @@ import (
 func WriteMarkdown(w io.Writer, f *Findings, page, shot string) error {
 	var b strings.Builder
 	rep := f.Reproduction
-	b.WriteString("# Findings: the five studies, reproduced\n\n")
+	b.WriteString("# Findings: the five studies reproduced, and arena's own\n\n")
 	b.WriteString("<!-- Made by `arena reproduce --markdown` from a reproduction's folder: edit the generator, not this file. -->\n\n")
 	fmt.Fprintf(&b, "Reproduction `%s`, begun %s", rep.ID, rep.Started.UTC().Format("2006-01-02 15:04 MST"))
 	if rep.Finished != nil {

@@ -3,14 +3,17 @@ package lab
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/load"
+	"github.com/arena-lab/arena/internal/postgres"
 	"github.com/arena-lab/arena/internal/probe"
 	"github.com/arena-lab/arena/internal/profile"
 	"github.com/arena-lab/arena/internal/results"
@@ -70,6 +73,9 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	srv, err := l.start(ctx, c, dir, port, cell.Env, prof)
 	if srv != nil {
 		cell.Port = srv.in.Port
+		if srv.db != nil {
+			cell.DatabaseServer = srv.db.Describe()
+		}
 		if srv.mem != nil {
 			defer srv.mem.release() // once the server is stopped; its record is taken before
 		}
@@ -78,7 +84,7 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 		cell.Outcome = err.outcome
 		return cell
 	}
-	defer srv.stopDownstream()
+	defer srv.stopHelpers()
 	endHurry := l.killOnHurry(srv.in)
 	live, endLive := untilExit(ctx, srv.in)
 	defer endLive()
@@ -168,18 +174,34 @@ func (c cellPlan) vars() map[string]string {
 	return vars
 }
 
-// cellServer is what a cell runs against: the contender, the lab's downstream beside it
-// when the level has one, and the memory cap around it.
+// cellServer is what a cell runs against: the contender, the lab's downstream and its
+// database beside it when the level has them, and the memory cap around it.
 type cellServer struct {
 	in  *contender.Instance
 	ds  *SelfProc
+	db  *postgres.Server
 	mem *memCap
 }
 
-func (s *cellServer) stopDownstream() {
+// stopHelpers stops the downstream and the database, once the contender is stopped.
+func (s *cellServer) stopHelpers() {
 	if s.ds != nil {
 		s.ds.Stop()
 	}
+	_ = s.db.Stop() // nil-safe
+}
+
+// helperGroups are the process groups of the lab's helpers on the client's CPUs, each
+// started as its group's leader.
+func (s *cellServer) helperGroups() []int {
+	var groups []int
+	if s.ds != nil {
+		groups = append(groups, s.ds.Pid())
+	}
+	if s.db != nil {
+		groups = append(groups, s.db.Pid())
+	}
+	return groups
 }
 
 // startError is a cell that ended before its load: its outcome says how.
@@ -200,9 +222,22 @@ func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars 
 		srv.ds = ds
 		vars["DOWNSTREAM_URL"] = ds.URL() // every contender honours it: the contract's /data/{id}
 	}
-	in, err := l.StartContender(c.m, port, vars, c.file(dir, "logs", "log"), prof)
+	startVars := vars
+	if c.level.Database != nil {
+		db, err := postgres.Start(ctx, postgres.Options{CPUs: FormatCPUs(l.ClientCPUs)})
+		if err != nil {
+			srv.stopHelpers()
+			return nil, &startError{results.Outcome{Status: results.OutcomeError, Detail: err.Error()}}
+		}
+		srv.db = db
+		vars[contender.DBPool] = strconv.Itoa(c.level.Database.Pool) // recorded with the cell
+		// The URL holds the cluster's password: the contender gets it, the results do not.
+		startVars = maps.Clone(vars)
+		startVars[contender.DBURL] = db.URL()
+	}
+	in, err := l.StartContender(c.m, port, startVars, c.file(dir, "logs", "log"), prof)
 	if err != nil {
-		srv.stopDownstream()
+		srv.stopHelpers()
 		return nil, &startError{results.Outcome{Status: results.OutcomeError, Detail: err.Error()}}
 	}
 	srv.in = in
@@ -216,7 +251,7 @@ func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars 
 		endHurry := l.killOnHurry(in)
 		in.Stop()
 		_ = endHurry()
-		srv.stopDownstream()
+		srv.stopHelpers()
 		o := exitOutcome(in, results.OutcomeUnready, err.Error())
 		if ctx.Err() != nil {
 			o.Status = results.OutcomeInterrupted
@@ -264,6 +299,7 @@ type measurement struct {
 	server    []results.Sample
 	client    []results.Sample
 	ds        []results.Sample // the lab's downstream, when the level had one
+	db        []results.Sample // the lab's database, when the level had one
 	hlog      string
 	hlogError string
 	// silent: the watchdog found it silent for longer than its limit, since silentSince.
@@ -299,16 +335,15 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 	}
 	serverProbe := probe.Start(srv.in.Pid(), m.start, probePeriod)
 	clientProbe := probe.StartAlone(os.Getpid(), m.start, probePeriod)
-	var dsProbe *probe.Probe
+	var dsProbe, dbProbe *probe.Probe
 	if srv.ds != nil {
 		dsProbe = probe.Start(srv.ds.Pid(), m.start, probePeriod)
 	}
-	stopTicker := l.Progress.Tick(m.start, c.level.Expected())
-	dsGroup := 0
-	if srv.ds != nil {
-		dsGroup = srv.ds.Pid() // started as its own group's leader
+	if srv.db != nil {
+		dbProbe = probe.Start(srv.db.Pid(), m.start, probePeriod) // the postmaster and its backends
 	}
-	m.cpusBefore = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), dsGroup)
+	stopTicker := l.Progress.Tick(m.start, c.level.Expected())
+	m.cpusBefore = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), srv.helperGroups())
 	if prof != nil {
 		prof.Begin()
 	}
@@ -317,7 +352,7 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 		prof.End()
 		defer prof.Wait() // pprof's last read may take a second more: after every figure is taken
 	}
-	m.cpusAfter = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), dsGroup)
+	m.cpusAfter = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), srv.helperGroups())
 	m.elapsed = time.Since(m.start)
 	stopTicker()
 	m.crashed = exited(srv.in)
@@ -325,6 +360,9 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 	m.exits = serverProbe.Exits()
 	if dsProbe != nil {
 		m.ds = dsProbe.Stop()
+	}
+	if dbProbe != nil {
+		m.db = dbProbe.Stop()
 	}
 	return m
 }
@@ -343,6 +381,10 @@ func (l *Lab) record(cell *results.Cell, c cellPlan, m measurement) error {
 	if m.ds != nil {
 		ds := resources(m.ds, l.ClientCPUs)
 		cell.Downstream = &ds
+	}
+	if m.db != nil {
+		db := resources(m.db, l.ClientCPUs)
+		cell.Database = &db
 	}
 	d := c.level.Load.Describe()
 	over := throughputSpan(d, m.figures, elapsed)

@@ -86,8 +86,8 @@ type cpuShares struct {
 
 // procSeconds are CPU seconds of processes, from /proc/<pid>/stat.
 type procSeconds struct {
-	// server is the contender's process group's; client is arena's own process and the lab's
-	// downstream's group (which runs on the client's CPUs).
+	// server is the contender's process group's; client is arena's own process and the
+	// groups of the lab's helpers on the client's CPUs (its downstream, its database).
 	server, client float64
 	// kernel is the server CPUs' own kernel threads' (ksoftirqd/N, kworker/N:…): at high
 	// packet rates the kernel defers the lab's own network work to them.
@@ -97,17 +97,17 @@ type procSeconds struct {
 	serverPids []int
 }
 
-// readCPUShares reads the CPUs and the processes; serverGroup and downstreamGroup are process
-// groups (0: none).
-func readCPUShares(serverCPUs, clientCPUs []int, serverGroup, downstreamGroup int) cpuShares {
+// readCPUShares reads the CPUs and the processes; serverGroup (0: none) and helperGroups are
+// process groups.
+func readCPUShares(serverCPUs, clientCPUs []int, serverGroup int, helperGroups []int) cpuShares {
 	at := time.Now()
 	s, okS := cpuWorkOn(serverCPUs)
 	c, okC := cpuWorkOn(clientCPUs)
-	return cpuShares{at: at, server: s, client: c, procs: readProcSeconds(serverCPUs, serverGroup, downstreamGroup), ok: okS && okC}
+	return cpuShares{at: at, server: s, client: c, procs: readProcSeconds(serverCPUs, serverGroup, helperGroups), ok: okS && okC}
 }
 
 // readProcSeconds scans /proc once for procSeconds.
-func readProcSeconds(serverCPUs []int, serverGroup, downstreamGroup int) procSeconds {
+func readProcSeconds(serverCPUs []int, serverGroup int, helperGroups []int) procSeconds {
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
 		return procSeconds{}
@@ -139,7 +139,7 @@ func readProcSeconds(serverCPUs []int, serverGroup, downstreamGroup int) procSec
 		case serverGroup > 0 && pgrp == serverGroup:
 			server += u + st
 			serverPids = append(serverPids, pid)
-		case pid == self || (downstreamGroup > 0 && pgrp == downstreamGroup):
+		case pid == self || pgrp > 0 && slices.Contains(helperGroups, pgrp):
 			client += u + st
 		case perCPUThreadOf(string(raw[open+1:closing]), serverCPUs):
 			kernel += u + st
@@ -168,7 +168,7 @@ func perCPUThreadOf(comm string, cpus []int) bool {
 
 // interference sets the shares at the load's end against its start: the server's own use is
 // its process group's and its CPUs' kernel threads', the client's is arena's and the lab's
-// downstream's.
+// helpers' (downstream, database).
 func (l *Lab) interference(start, end cpuShares) *results.Interference {
 	if !start.ok || !end.ok || lostAny(start.procs.serverPids, end.procs.serverPids) {
 		return nil // a contender that crashed or was killed at its memory cap: not measurable

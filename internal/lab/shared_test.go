@@ -68,7 +68,7 @@ func TestPerCPUKernelThreads(t *testing.T) {
 			t.Errorf("%s: %v, want %v", comm, got, want)
 		}
 	}
-	if k := readProcSeconds([]int{0}, 0, 0).kernel; k < 0 {
+	if k := readProcSeconds([]int{0}, 0, nil).kernel; k < 0 {
 		t.Fatalf("kernel work %v", k)
 	}
 }
@@ -82,9 +82,9 @@ func TestABusyContenderInAShortLoadIsItsOwnWork(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // running at full speed
 	l := &Lab{ServerCPUs: []int{1}, ClientCPUs: []int{0}}
 	measure := func(group int) results.Interference {
-		before := readCPUShares(l.ServerCPUs, l.ClientCPUs, group, 0)
+		before := readCPUShares(l.ServerCPUs, l.ClientCPUs, group, nil)
 		time.Sleep(time.Second)
-		i := l.interference(before, readCPUShares(l.ServerCPUs, l.ClientCPUs, group, 0))
+		i := l.interference(before, readCPUShares(l.ServerCPUs, l.ClientCPUs, group, nil))
 		if i == nil {
 			t.Skip("no per-CPU figures in /proc/stat here")
 		}
@@ -104,14 +104,14 @@ func TestABusyContenderInAShortLoadIsItsOwnWork(t *testing.T) {
 func TestAContenderThatEndsMidLoadIsNotSharedCPU(t *testing.T) {
 	busy := busyGroupOnCPU1(t)
 	l := &Lab{ServerCPUs: []int{1}, ClientCPUs: []int{0}}
-	before := readCPUShares(l.ServerCPUs, l.ClientCPUs, busy.Process.Pid, 0)
+	before := readCPUShares(l.ServerCPUs, l.ClientCPUs, busy.Process.Pid, nil)
 	if len(before.procs.serverPids) == 0 {
 		t.Fatal("the contender's group was not found")
 	}
 	time.Sleep(time.Second)
 	_ = busy.Process.Kill()
 	_ = busy.Wait()
-	if i := l.interference(before, readCPUShares(l.ServerCPUs, l.ClientCPUs, busy.Process.Pid, 0)); i != nil {
+	if i := l.interference(before, readCPUShares(l.ServerCPUs, l.ClientCPUs, busy.Process.Pid, nil)); i != nil {
 		t.Fatalf("a contender gone before the end measured as %+v; want no reading", *i)
 	}
 }

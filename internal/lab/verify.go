@@ -16,6 +16,7 @@ import (
 
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/downstream"
+	"github.com/arena-lab/arena/internal/postgres"
 	"github.com/arena-lab/arena/internal/scenario"
 	"github.com/arena-lab/arena/internal/verify"
 )
@@ -65,17 +66,18 @@ type verifySection struct {
 // 127/8 address is local on Linux, so the checks reach it there, and 127.0.0.1 must not answer.
 const verifyBindAddress = "127.0.0.2"
 
-// verifyStarts are verify's two starts. The first has the contract's defaults: no
+// verifyStarts are verify's starts. The first has the contract's defaults: no
 // DOWNSTREAM_URL (so /data/{id} calls the contender itself) and back-pressure on; a contender
 // that honours BIND_ADDRESS gets verifyBindAddress there, so that every check of that start
 // (its self-calls included) goes to that address, with no start of its own. The second has
 // the lab's downstream, with its failures, and BACKPRESSURE=off, which the stream scenario
 // measures: one start for both, as neither check needs the other's default; it keeps the
-// contract's 127.0.0.1.
-func verifyStarts(ds *downstream.Server) []verifyStart {
+// contract's 127.0.0.1. With the lab's database db (a contender with the db feature), a
+// third start has it as DB_URL with a pool of verify.DBPool, and ends by stopping it.
+func verifyStarts(ds *downstream.Server, db *postgres.Server) []verifyStart {
 	listeners := func(_ context.Context, s *verify.Server) []verify.Check { return []verify.Check{s.ListenersCheck()} }
 	bind := func(ctx context.Context, s *verify.Server) []verify.Check { return []verify.Check{s.BindCheck(ctx)} }
-	return []verifyStart{
+	starts := []verifyStart{
 		{name: "defaults", log: "self", vars: map[string]string{contender.BindAddress: verifyBindAddress}, sections: []verifySection{
 			{group: verify.GroupHTTP, checks: bind, needs: contender.BindAddress},
 			{group: verify.GroupHTTP, checks: verify.SelfChecks},
@@ -89,6 +91,14 @@ func verifyStarts(ds *downstream.Server) []verifyStart {
 			{group: verify.GroupStream, checks: verify.StreamChecksUnbounded},
 		}},
 	}
+	if db != nil {
+		starts = append(starts, verifyStart{name: fmt.Sprintf("lab database, %s=%d", contender.DBPool, verify.DBPool), log: "db",
+			vars: map[string]string{contender.DBURL: db.URL(), contender.DBPool: strconv.Itoa(verify.DBPool)},
+			sections: []verifySection{
+				{group: verify.GroupDB, checks: func(ctx context.Context, s *verify.Server) []verify.Check { return verify.DBChecks(ctx, s, db) }},
+			}})
+	}
+	return starts
 }
 
 // varsFor is the start's contract variables that m honours (the lab passes no other), and the
@@ -96,7 +106,7 @@ func verifyStarts(ds *downstream.Server) []verifyStart {
 func (st verifyStart) varsFor(m *contender.Manifest) (vars map[string]string, name string) {
 	vars = map[string]string{}
 	for k, v := range st.vars {
-		if m.Honours(k) {
+		if m.Honours(k) || m.Has(verify.GroupDB) && (k == contender.DBURL || k == contender.DBPool) {
 			vars[k] = v
 		}
 	}
@@ -112,7 +122,7 @@ func (sec verifySection) runs(vars map[string]string, groups []string) bool {
 	return slices.Contains(groups, sec.group) && (sec.needs == "" || vars[sec.needs] != "")
 }
 
-// Verify checks a built contender against the contract's groups (see VerifyGroups) in two
+// Verify checks a built contender against the contract's groups (see VerifyGroups) in its
 // starts (see verifyStarts), showing its progress section by section. Each start's exit on
 // SIGTERM is checked.
 func (l *Lab) Verify(ctx context.Context, m *contender.Manifest, logDir string, groups []string) verify.Report {
@@ -126,9 +136,17 @@ func (l *Lab) Verify(ctx context.Context, m *contender.Manifest, logDir string, 
 		return fail("lab downstream", err.Error())
 	}
 	defer ds.Close()
+	var db *postgres.Server
+	if m.Has(verify.GroupDB) && slices.Contains(groups, verify.GroupDB) {
+		if db, err = postgres.Start(ctx, postgres.Options{CPUs: FormatCPUs(l.ClientCPUs)}); err != nil {
+			rep.Checks = append(rep.Checks, verify.Check{Group: verify.GroupDB, Name: "lab database", Detail: err.Error()})
+			groups = slices.DeleteFunc(slices.Clone(groups), func(g string) bool { return g == verify.GroupDB })
+		}
+		defer func() { _ = db.Stop() }() // the db checks stop it first: Stop twice is once
+	}
 	began := time.Now()
 	l.Progress.verifyLine("verify %s (%s)", m.Name, strings.Join(groups, ", "))
-	for _, st := range verifyStarts(ds) {
+	for _, st := range verifyStarts(ds, db) {
 		vars, name := st.varsFor(m)
 		at := time.Now()
 		in, err := l.StartContender(m, 0, vars, filepath.Join(logDir, fmt.Sprintf("verify-%s-%s.log", m.Name, st.log)), nil)

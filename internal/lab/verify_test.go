@@ -118,7 +118,7 @@ func TestPrepareMeasuresWhenTheNeededGroupsPassed(t *testing.T) {
 // the start's own name, as before.
 func TestVerifyBindsOnlyAContenderThatHonoursBindAddress(t *testing.T) {
 	ds := labDownstream(t)
-	starts := verifyStarts(ds)
+	starts := verifyStarts(ds, nil)
 	groups := []string{verify.GroupHTTP}
 	// bindSections counts the sections of st that need BIND_ADDRESS and run with vars.
 	bindSections := func(st verifyStart, vars map[string]string) int {
@@ -178,7 +178,7 @@ func TestVerifyChecksCatchAContenderThatIgnoresBindAddress(t *testing.T) {
 		m := pyServer(t, tc.name, "")
 		m.Start = strings.Replace(m.Start, "--bind 127.0.0.1", "--bind "+tc.bind, 1)
 		m.Knobs = []string{contender.BindAddress}
-		vars, _ := verifyStarts(ds)[0].varsFor(m)
+		vars, _ := verifyStarts(ds, nil)[0].varsFor(m)
 		in, err := contender.Start(m, contender.StartOptions{Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Vars: vars,
 			LogPath: filepath.Join(t.TempDir(), "log")})
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/agent"
 	"github.com/arena-lab/arena/internal/netns"
 )
 
@@ -60,8 +61,15 @@ type hello struct {
 	Pid      int    `json:"pid"`
 }
 
-// client has no proxy: the tests talk only to the namespaces' addresses.
-var client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
+// client has no proxy (the tests talk only to the namespaces' addresses) and pins the key of
+// testSecret, as the coordinator does.
+var client = func() *http.Client {
+	cfg, err := agent.ClientTLS(testSecret)
+	if err != nil {
+		panic(err)
+	}
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil, TLSClientConfig: cfg}}
+}()
 
 // testSecret is the secret the test's launcher hands its agents.
 const testSecret = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7"
@@ -69,7 +77,7 @@ const testSecret = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e7
 // helloStatus is the status of GET /v1/hello with secret ("" for none).
 func helloStatus(t *testing.T, addr, secret string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/hello", nil)
+	req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/v1/hello", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/arena-lab/arena/internal/downstream"
+	"github.com/arena-lab/arena/internal/postgres"
 )
 
 // An Answer is what a response must be to count as correct: its status, and the length of
@@ -70,8 +72,28 @@ func contractOf(r Request) (contractBody, bool) {
 		return contractBody{}, false
 	}
 	path, _, _ := strings.Cut(r.Path, "?")
-	b, ok := contract[path]
-	return b, ok
+	if b, ok := contract[path]; ok {
+		return b, true
+	}
+	return dbContractOf(path)
+}
+
+// dbContractOf is the db feature's answer on path (contenders/README.md, "Database"): the
+// data set's row as JSON on /db/{id}, SLEPT on /db/slow. A stream over many ids learns its
+// first path's, which every id of as many digits matches in length (postgres.JSON).
+func dbContractOf(path string) (contractBody, bool) {
+	rest, ok := strings.CutPrefix(path, "/db/")
+	if !ok {
+		return contractBody{}, false
+	}
+	if rest == "slow" {
+		return contractBody{text: "SLEPT"}, true
+	}
+	id, err := strconv.Atoi(rest)
+	if err != nil || id < 1 || id > postgres.MaxRows || strconv.Itoa(id) != rest {
+		return contractBody{}, false
+	}
+	return contractBody{json: SameJSON(postgres.JSON(id))}, true
 }
 
 // SameJSON checks that a body means the JSON document want, however it is spaced.

@@ -28,7 +28,7 @@ type ClosedLoop struct {
 // Duration is a bound, not the load.
 func (c ClosedLoop) Describe() Description {
 	d := Description{Timeout: c.Timeout, Expected: c.Expect,
-		Streams: []results.StreamPlan{{Tag: c.Tag, Path: c.Request.Path, Mode: "closed", Connections: c.Connections, Requests: c.Requests}}}
+		Streams: []results.StreamPlan{{Tag: c.Tag, Path: c.Request.Path, Paths: len(c.Request.Paths), Mode: "closed", Connections: c.Connections, Requests: c.Requests}}}
 	if c.Requests > 0 {
 		d.Text = fmt.Sprintf("closed loop, %d connections, %d requests (at most %s), request timeout %s", c.Connections, c.Requests, c.Duration, c.Timeout)
 	} else {

@@ -16,9 +16,22 @@ import (
 type Request struct {
 	Method string // GET when empty
 	Path   string // e.g. /instant?ms=10
+	// Paths, when set, are sent in turn, from the first (which Path then is), instead of
+	// Path alone: a stream over many resources, e.g. /db/{id} over the data set's ids, each
+	// path's request serialised once. Every answer must be Want: the paths are chosen to
+	// answer alike (rows whose JSON is as long).
+	Paths []string
 	// Want is what its answer must be to count as correct; the loads set it from the
 	// target's Answers before they start.
 	Want Answer
+}
+
+// PathAt is the path of the stream's n-th request, from 0.
+func (r Request) PathAt(n int64) string {
+	if len(r.Paths) == 0 {
+		return r.Path
+	}
+	return r.Paths[n%int64(len(r.Paths))]
 }
 
 // Outcome is what one attempt ended with: a correct answer (its status, no ErrKind), a

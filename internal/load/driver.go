@@ -44,14 +44,17 @@ func (d DoerDriver) Closed(ctx context.Context, c ClosedLoop, deadline time.Time
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				if c.Requests > 0 && issued.Add(1) > c.Requests {
+				n := issued.Add(1)
+				if c.Requests > 0 && n > c.Requests {
 					return
 				}
 				sent := time.Now()
 				if !sent.Before(deadline) {
 					return
 				}
-				out := d.Doer.Do(ctx, c.Request, c.Timeout)
+				req := c.Request
+				req.Path = req.PathAt(n - 1)
+				out := d.Doer.Do(ctx, req, c.Timeout)
 				rec.Record(c.Tag, sent, sent, time.Now(), out, time.Duration(1<<62))
 				if out.Status == 0 && out.ErrKind != "" && out.ErrKind != ErrTimeout {
 					// No answer at all: a wrong answer is a live server's, sent again at once.
@@ -72,9 +75,12 @@ func (d DoerDriver) Open(ctx context.Context, o OpenLoop, start time.Time, lateA
 		pacers.Add(1)
 		go func(s Stream) {
 			defer pacers.Done()
+			var fired atomic.Int64
 			fire := func(intended time.Time) {
 				sent := time.Now()
-				out := d.Doer.Do(ctx, s.Request, o.Timeout)
+				req := s.Request
+				req.Path = req.PathAt(fired.Add(1) - 1)
+				out := d.Doer.Do(ctx, req, o.Timeout)
 				rec.Record(s.Tag, intended, sent, time.Now(), out, lateAfter)
 			}
 			if s.Connections <= 0 {

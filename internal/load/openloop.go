@@ -38,7 +38,7 @@ func (o OpenLoop) Describe() Description {
 	d := Description{Text: fmt.Sprintf("open loop, %s, request timeout %s", o.Duration, o.Timeout),
 		Duration: o.Duration, Timeout: o.Timeout, Expected: o.Duration + o.Drain, Paced: true}
 	for _, s := range o.Streams {
-		d.Streams = append(d.Streams, results.StreamPlan{Tag: s.Tag, Path: s.Request.Path, Mode: "open", Rate: s.Pacer.Rate(), Connections: s.Connections})
+		d.Streams = append(d.Streams, results.StreamPlan{Tag: s.Tag, Path: s.Request.Path, Paths: len(s.Request.Paths), Mode: "open", Rate: s.Pacer.Rate(), Connections: s.Connections})
 	}
 	return d
 }

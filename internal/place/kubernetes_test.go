@@ -19,14 +19,19 @@ import (
 	"github.com/arena-lab/arena/internal/k8s/k8stest"
 )
 
-// agentOn serves a real agent on ip:port until the test ends.
-func agentOn(t *testing.T, ip string, port int, name string) {
+// agentOn serves a real agent holding secret on ip:port, as `arena agent` serves it (TLS
+// with the secret's key), until the test ends.
+func agentOn(t *testing.T, ip string, port int, name, secret string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+	raw, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: (&agent.Server{Self: agent.Self(name)}).Handler()}
+	ln, err := agent.Listen(raw, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: (&agent.Server{Self: agent.Self(name), Secret: secret}).Handler()}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	t.Cleanup(func() {
@@ -51,9 +56,13 @@ func TestKubernetesPlacesTheRun(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	agentOn(t, "127.0.0.2", port, "server")
-	agentOn(t, "127.0.0.3", port, "load-0")
-	agentOn(t, "127.0.0.4", port, "load-1")
+	secret, err := agent.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentOn(t, "127.0.0.2", port, "server", secret)
+	agentOn(t, "127.0.0.3", port, "load-0", secret)
+	agentOn(t, "127.0.0.4", port, "load-1", secret)
 
 	client := fake.NewSimpleClientset()
 	(&k8stest.Cluster{Client: client, Kubelet: func(p *corev1.Pod) *corev1.PodStatus {
@@ -65,7 +74,7 @@ func TestKubernetesPlacesTheRun(t *testing.T) {
 	}}).Start(t)
 
 	var progress bytes.Buffer
-	p := Kubernetes{Client: client, Progress: &progress, Options: k8s.Options{Image: "arena:test", Agents: 2, RunID: "t2", Port: port,
+	p := Kubernetes{Client: client, Progress: &progress, Options: k8s.Options{Image: "arena:test", Agents: 2, RunID: "t2", Port: port, Secret: secret,
 		ServerCPUs: 2, AgentCPUs: 1, ServerMemoryMiB: 1024, AgentMemoryMiB: 256}}
 	if !p.Remote() {
 		t.Error("Kubernetes: want a server agent to carry the run out")

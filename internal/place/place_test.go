@@ -2,6 +2,7 @@ package place
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,11 +30,21 @@ func target(t *testing.T) string {
 	return strings.TrimPrefix(srv.URL, "http://")
 }
 
-// agentAt serves a real load agent holding secret on loopback until the test ends.
+// agentAt serves a real load agent holding secret on loopback, as `arena agent` serves it
+// (TLS with the secret's key), until the test ends.
 func agentAt(t *testing.T, name, secret string) string {
-	srv := httptest.NewServer((&agent.Server{Self: agent.Self(name), Secret: secret}).Handler())
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := agent.Listen(raw, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: (&agent.Server{Self: agent.Self(name), Secret: secret}).Handler()}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
 }
 
 // TestInProcessRunsAFleet: two agents in this process deal an open loop out between them,
@@ -103,7 +114,7 @@ func TestRunningGreetsAgents(t *testing.T) {
 		p    Running
 		want string
 	}{
-		{Running{Addrs: addrs, ServerAddress: "127.0.0.1", Secret: other}, "answers only its coordinator"},
+		{Running{Addrs: addrs, ServerAddress: "127.0.0.1", Secret: other}, "not this run's"},
 		{Running{Addrs: addrs, ServerAddress: "192.0.2.1", Secret: secret}, "no address of this host"},
 		{Running{Addrs: addrs, Secret: secret}, "needs --server-address"},
 		{Running{Addrs: []string{"nowhere"}, ServerAddress: "127.0.0.1", Secret: secret}, "give host:port"},

@@ -45,8 +45,8 @@ func TestPlanCoversTheMatrix(t *testing.T) {
 	for _, s := range steps {
 		got = append(got, s.Part+"/"+s.Scenario+"/"+s.Preset)
 	}
-	want := "studies/isolation/seed studies/sleep/seed studies/downstream/seed studies/downstream/steady studies/chat/seed studies/stream/default " +
-		"matrix/isolation/seed matrix/sleep/seed matrix/downstream/seed matrix/chat/seed matrix/stream/default"
+	want := "studies/isolation/seed studies/sleep/seed studies/downstream/seed studies/downstream/steady studies/chat/seed studies/stream/default studies/database/default " +
+		"matrix/isolation/seed matrix/sleep/seed matrix/downstream/seed matrix/chat/seed matrix/stream/default matrix/database/default"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("steps\n %s\nwant\n %s", strings.Join(got, " "), want)
 	}
@@ -68,7 +68,7 @@ func TestPlanCoversTheMatrix(t *testing.T) {
 	if s := steps[0]; strings.Join(s.Contenders, ",") != "spring-mvc,spring-mvc-async,spring-mvc-async-all,spring-webflux,spring-mvc-virtual" || s.Quick {
 		t.Errorf("isolation's study step: %+v", s)
 	}
-	if s := steps[7]; s.Scenario != "sleep" || !s.Quick || strings.Join(s.Levels, ",") != "sleep-c200,sleep-c2600" {
+	if s := steps[8]; s.Scenario != "sleep" || !s.Quick || strings.Join(s.Levels, ",") != "sleep-c200,sleep-c2600" {
 		t.Errorf("sleep's matrix step: %+v", s)
 	}
 	if !strings.Contains(strings.Join(notes, "\n"), "stream: The study's own preset (1000 clients") {
@@ -82,10 +82,10 @@ func TestPlanOnlyAndContenders(t *testing.T) {
 		contenders []string
 		want       string
 	}{
-		{[]string{"studies"}, nil, "studies/isolation studies/sleep studies/downstream studies/downstream studies/chat studies/stream"},
+		{[]string{"studies"}, nil, "studies/isolation studies/sleep studies/downstream studies/downstream studies/chat studies/stream studies/database"},
 		{[]string{"matrix", "stream"}, nil, "matrix/stream"},
 		{[]string{"isolation", "downstream"}, []string{"spring-mvc", "vertx"}, "studies/isolation studies/downstream studies/downstream matrix/isolation matrix/downstream"},
-		{nil, []string{"go-nethttp"}, "matrix/isolation matrix/sleep matrix/downstream matrix/chat matrix/stream"},
+		{nil, []string{"go-nethttp"}, "matrix/isolation matrix/sleep matrix/downstream matrix/chat matrix/stream matrix/database"},
 	}
 	for _, tt := range cases {
 		steps, _, err := Plan(scenarios.All(), pick(t, tt.contenders...), Options{Only: tt.only})

@@ -107,7 +107,11 @@ type Level struct {
 	XName             string  `json:"x_name,omitempty"`
 	Downstream        bool    `json:"downstream,omitempty"` // the lab's downstream served /data
 	DownstreamDelayMs float64 `json:"downstream_delay_ms,omitempty"`
-	Load              string  `json:"load"` // human description, e.g. "open loop: instant 10/s, …"
+	// Database: the lab's PostgreSQL served /db, each contender holding at most DBPool
+	// connections to it (DB_POOL).
+	Database bool   `json:"database,omitempty"`
+	DBPool   int    `json:"db_pool,omitempty"`
+	Load     string `json:"load"` // human description, e.g. "open loop: instant 10/s, …"
 	// Duration and Timeout are the level's planned length of load and per-request timeout,
 	// in seconds (0 where it has none, e.g. a closed loop bounded by a count of requests).
 	Duration float64           `json:"duration_s,omitempty"`
@@ -120,7 +124,8 @@ type Level struct {
 type StreamPlan struct {
 	Tag         string  `json:"tag"`
 	Path        string  `json:"path"`
-	Mode        string  `json:"mode"` // open | closed
+	Paths       int     `json:"paths,omitempty"` // sent in turn, Path the first (e.g. /db/{id} over ids)
+	Mode        string  `json:"mode"`            // open | closed
 	Rate        float64 `json:"rate_per_s,omitempty"`
 	Connections int     `json:"connections,omitempty"`
 	Requests    int64   `json:"requests,omitempty"`
@@ -187,6 +192,12 @@ type Cell struct {
 	// Downstream is the lab's downstream process, when the level had one: shown beside the
 	// contender so that it can be seen not to be the bottleneck.
 	Downstream *Resources `json:"downstream,omitempty"`
+	// Database is the lab's PostgreSQL (the postmaster and its backends), when the level had
+	// one: beside the contender, so that a reader sees when the database was the limit.
+	Database *Resources `json:"database,omitempty"`
+	// DatabaseServer is that PostgreSQL's version and settings (durability off: its data is
+	// made anew for the cell and only read).
+	DatabaseServer string `json:"database_server,omitempty"`
 	// ClientBound says the client, not the server, may have set the pace: it used ≥ 90 %
 	// of its cores or sent late against its schedule. Such a cell is not the server's number.
 	ClientBound    bool   `json:"client_bound"`

@@ -26,6 +26,10 @@ type Level struct {
 	// Downstream, if set, is the lab's downstream server for this level, started as its own
 	// process on the client's CPUs and given to the contender as DOWNSTREAM_URL.
 	Downstream *Downstream
+	// Database, if set, is the lab's PostgreSQL for this level (internal/postgres), made
+	// for each cell on the client's CPUs and given to the contender as DB_URL and DB_POOL:
+	// the level needs the contract's db feature.
+	Database *Database
 	// Load is what the level does to the contender; Warmup runs before it, one load after
 	// another, and is discarded.
 	Load   load.Load
@@ -38,6 +42,11 @@ type Level struct {
 // Downstream is the lab's downstream server as a level needs it.
 type Downstream struct {
 	Delay time.Duration // before each answer, e.g. study 001's 50 ms
+}
+
+// Database is the lab's PostgreSQL as a level needs it.
+type Database struct {
+	Pool int // DB_POOL: the most connections every contender may hold to it
 }
 
 // Plan is a scenario's levels under one preset.
@@ -72,6 +81,9 @@ func Describe(l Level) results.Level {
 		out.DownstreamDelayMs = float64(l.Downstream.Delay) / float64(time.Millisecond)
 		out.Downstream = true
 	}
+	if l.Database != nil {
+		out.Database, out.DBPool = true, l.Database.Pool
+	}
 	return out
 }
 
@@ -79,8 +91,14 @@ func Describe(l Level) results.Level {
 // length is unknown (its bound is no estimate), and the ETA learns it.
 func (l Level) Expected() time.Duration { return l.Load.Describe().Expected }
 
-// Feature is the part of the contract beyond HTTP the level's load needs ("" for none).
-func (l Level) Feature() string { return l.Load.Describe().Feature }
+// Feature is the part of the contract beyond HTTP the level needs ("" for none): the db
+// feature for a level with the lab's database, else what its load needs.
+func (l Level) Feature() string {
+	if l.Database != nil {
+		return "db"
+	}
+	return l.Load.Describe().Feature
+}
 
 // Filter keeps the levels named in names (all when names is empty); an unknown name is an
 // error that lists the plan's levels.

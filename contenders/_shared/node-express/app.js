@@ -29,15 +29,33 @@ function httpError(status, message) {
   return Object.assign(new Error(message), { status });
 }
 
-/** ?ms=N: an integer in 0..60000, else a 400 (also for "?ms=" and a repeated ms). */
+/**
+ * ?ms=N: an integer in 0..60000, else a 400 (also for "?ms=" and a repeated ms). Absent: dflt,
+ * or a 400 when dflt is undefined (ms is required).
+ */
 function millis(req, dflt) {
   const raw = req.query.ms;
-  if (raw === undefined) return dflt;
+  if (raw === undefined && dflt !== undefined) return dflt;
   if (typeof raw === 'string' && /^[+-]?\d+$/.test(raw)) {
     const ms = Number(raw);
     if (ms >= 0 && ms <= 60000) return ms;
   }
-  throw httpError(400, `ms must be an integer in 0..60000, got '${raw}'`);
+  throw httpError(400, raw === undefined ? 'ms is required: an integer in 0..60000'
+    : `ms must be an integer in 0..60000, got '${raw}'`);
+}
+
+/** /db/{id}: an integer in PostgreSQL's integer range (signed 32 bits), else a 400. */
+function int32Id(raw) {
+  const id = /^[+-]?\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(id) || id < -0x80000000 || id > 0x7fffffff) {
+    throw httpError(400, `id must be an integer in -2147483648..2147483647, got '${raw}'`);
+  }
+  return id;
+}
+
+/** A database failure (refused, down, a query error, no pooled connection within 30 s): 502. */
+function dbFailed(err) {
+  return httpError(502, `database failed: ${[err.code, err.message].filter(Boolean).join(' ')}`);
 }
 
 function text(res, body) {
@@ -46,10 +64,10 @@ function text(res, body) {
 
 /**
  * The app. express is the contender's own package; host and port where it listens; resources
- * the folder of data1.json and data2.json; mount(app, { onlyGet }), when given, adds routes
- * before the 404 fallback.
+ * the folder of data1.json and data2.json; db this process's database (db.js); mount(app,
+ * { onlyGet }), when given, adds routes before the 404 fallback.
  */
-function createApp(express, { host, port, resources, mount }) {
+function createApp(express, { host, port, resources, db, mount }) {
   // Unset: itself, on the address it listens on (127.0.0.1 does not answer once moved).
   const downstream = (process.env.DOWNSTREAM_URL || `http://${host}:${port}`).replace(/\/+$/, '');
   const app = express();
@@ -102,6 +120,36 @@ function createApp(express, { host, port, resources, mount }) {
       throw httpError(502, `downstream body: ${err.name === 'TimeoutError' ? 'no answer within 2 s' : err.message}`);
     }
     res.json(data);
+  }).all(onlyGet);
+
+  // /db (arena's own study): node-postgres's pool.query on the event loop. The request waits
+  // as a pending promise for a pooled connection (at most 30 s) and for the answer; the loop
+  // serves everything else meanwhile. /db/slow first: /db/:id would take "slow" too.
+  app.route('/db/slow').get(async (req, res) => {
+    const ms = millis(req, undefined);
+    try {
+      await db.query('SELECT pg_sleep($1)', [ms / 1000]);
+    } catch (err) {
+      throw dbFailed(err);
+    }
+    text(res, 'SLEPT');
+  }).all(onlyGet);
+  app.route('/db/:id').get(async (req, res) => {
+    const id = int32Id(req.params.id);
+    let result;
+    try {
+      result = await db.query('SELECT id, value, active, props FROM data WHERE id = $1', [id]);
+    } catch (err) {
+      throw dbFailed(err);
+    }
+    if (result.rows.length === 0) throw httpError(404, `no row ${id}`);
+    let data;
+    try {
+      data = Data.from(result.rows[0]); // pg gives integer, text, boolean and text[] as JS values
+    } catch {
+      throw httpError(502, 'database row is not a data record');
+    }
+    res.json(data); // the same record and encoder as /data/{id}
   }).all(onlyGet);
 
   mount?.(app, { onlyGet }); // /stream and /stream/stats (study 003)

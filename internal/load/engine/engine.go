@@ -113,28 +113,37 @@ func (e *Engine) takePooled() (int, bool) {
 	return -1, false
 }
 
-// request is r serialised once, as wrk builds its request before the first connection.
-func (e *Engine) request(r load.Request) []byte {
+// requests are r serialised once, as wrk builds its request before the first connection:
+// one request, or one per path of r.Paths, sent in turn.
+func (e *Engine) requests(r load.Request) [][]byte {
 	method := r.Method
 	if method == "" {
 		method = "GET"
 	}
-	var b strings.Builder
-	b.WriteString(method + " " + r.Path + " HTTP/1.1\r\nHost: " + e.addr + "\r\n")
-	if method == "POST" || method == "PUT" || method == "PATCH" {
-		b.WriteString("Content-Length: 0\r\n")
+	paths := r.Paths
+	if len(paths) == 0 {
+		paths = []string{r.Path}
 	}
-	b.WriteString("\r\n")
-	return []byte(b.String())
+	out := make([][]byte, len(paths))
+	for i, path := range paths {
+		var b strings.Builder
+		b.WriteString(method + " " + path + " HTTP/1.1\r\nHost: " + e.addr + "\r\n")
+		if method == "POST" || method == "PUT" || method == "PATCH" {
+			b.WriteString("Content-Length: 0\r\n")
+		}
+		b.WriteString("\r\n")
+		out[i] = []byte(b.String())
+	}
+	return out
 }
 
 // Closed deals the connections and the count out among the loops as evenly as they go.
 func (e *Engine) Closed(ctx context.Context, c load.ClosedLoop, deadline time.Time, rec *load.Recorder) {
-	req := e.request(c.Request)
+	reqs := e.requests(c.Request)
 	e.run(ctx, min(e.loops, c.Connections), c.Timeout, func(j, n int, l *loop) {
 		l.closed = true
 		l.deadline = int64(deadline.Sub(l.base))
-		s := &stream{tag: rec.Core().Tag(c.Tag), req: req, want: c.Request.Want, head: c.Request.Method == "HEAD", lateAfter: time.Duration(1 << 62), budget: -1}
+		s := &stream{tag: rec.Core().Tag(c.Tag), reqs: reqs, next: j % len(reqs), want: c.Request.Want, head: c.Request.Method == "HEAD", lateAfter: time.Duration(1 << 62), budget: -1}
 		if c.Requests > 0 {
 			s.budget = evenPart(c.Requests, int64(j), int64(n))
 		}
@@ -165,7 +174,8 @@ func (e *Engine) Open(ctx context.Context, o load.OpenLoop, start time.Time, lat
 			if j >= m {
 				continue
 			}
-			s := &stream{tag: core.Tag(st.Tag), req: e.request(st.Request), want: st.Request.Want, head: st.Request.Method == "HEAD", lateAfter: lateAfter,
+			reqs := e.requests(st.Request)
+			s := &stream{tag: core.Tag(st.Tag), reqs: reqs, next: j % len(reqs), want: st.Request.Want, head: st.Request.Method == "HEAD", lateAfter: lateAfter,
 				pacer: st.Pacer, start: begin, end: begin + int64(o.Duration), due: noHit}
 			if m > 1 {
 				s.pacer = load.ShardPacer{P: st.Pacer, I: int64(j), N: int64(m)}

@@ -14,9 +14,10 @@ import (
 type conn struct {
 	fd       int // -1 once closed
 	s        *stream
-	dialing  bool // connect in progress
-	inflight bool // a request is out, or waits for the dial
-	wantOut  bool // EPOLLOUT is registered
+	dialing  bool   // connect in progress
+	inflight bool   // a request is out, or waits for the dial
+	wantOut  bool   // EPOLLOUT is registered
+	req      []byte // the request out: its stream's next, taken at send
 	wrote    int
 	intended int64 // ns since the loop's base
 	takenUp  int64 // how late past intended the loop took the hit up
@@ -30,9 +31,10 @@ type conn struct {
 // A stream is one tagged request of the load as one loop carries it.
 type stream struct {
 	tag       *load.CoreTag
-	req       []byte
+	reqs      [][]byte // the request, or one per path, sent in turn from next
+	next      int
 	want      load.Answer // what an answer must be to count as correct
-	head      bool        // req is a HEAD request: its answers have no body, whatever their headers say
+	head      bool        // a HEAD request: its answers have no body, whatever their headers say
 	lateAfter time.Duration
 	// Open loop: this loop's share of the schedule from start to end (since the loop's
 	// base), the next hit and its intended time (noHit once the schedule is done), the
@@ -334,6 +336,10 @@ func (l *loop) send(c *conn, now int64) {
 	}
 	c.sent = now
 	c.wrote = 0
+	c.req = c.s.reqs[c.s.next]
+	if c.s.next++; c.s.next == len(c.s.reqs) {
+		c.s.next = 0
+	}
 	c.p.reset(c.s.head)
 	l.out(c, now)
 	if c.fd < 0 {
@@ -348,7 +354,7 @@ func (l *loop) send(c *conn, now int64) {
 }
 
 func (l *loop) write(c *conn) {
-	req := c.s.req
+	req := c.req
 	n, errno := rawWrite(c.fd, req[c.wrote:])
 	switch {
 	case errno == unix.EAGAIN:
@@ -379,7 +385,7 @@ func (l *loop) handle(c *conn, ev uint32) {
 		}
 		return
 	}
-	if ev&unix.EPOLLOUT != 0 && c.inflight && c.wrote < len(c.s.req) {
+	if ev&unix.EPOLLOUT != 0 && c.inflight && c.wrote < len(c.req) {
 		l.write(c)
 		if c.fd < 0 {
 			return

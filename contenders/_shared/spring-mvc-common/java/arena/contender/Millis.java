@@ -3,7 +3,7 @@ package arena.contender;
 import org.springframework.http.HttpStatus;
 import org.springframework.web.server.ResponseStatusException;
 
-/** The {@code ?ms=N} of /delayed and /sleep, checked the same way by all five Spring MVC contenders. */
+/** The {@code ?ms=N} of /delayed, /sleep and /db/slow, checked the same way by all five Spring MVC contenders. */
 final class Millis {
 
     private Millis() {
@@ -23,5 +23,13 @@ final class Millis {
             // falls through to the 400
         }
         throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "ms must be an integer in 0..60000, got '" + ms + "'");
+    }
+
+    /** {@code ?ms=N} where it is required (/db/slow): absent is a 400 too. */
+    static long required(String ms) {
+        if (ms == null) {
+            throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "ms is required: an integer in 0..60000");
+        }
+        return parse(ms, 0);
     }
 }

@@ -3,7 +3,10 @@ package arena.contenders.webfluxcommon;
 import org.springframework.http.HttpStatus;
 import org.springframework.web.server.ResponseStatusException;
 
-/** The {@code ?ms=N} of /delayed and /sleep, checked the same way by both WebFlux contenders. */
+/**
+ * The {@code ?ms=N} of /delayed, /sleep and /db/slow, checked the same way by both WebFlux
+ * contenders.
+ */
 public final class Millis {
 
     public static final long MAX_MS = 60_000;
@@ -30,5 +33,17 @@ public final class Millis {
         }
         throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
                 "ms must be an integer in 0.." + MAX_MS + ", got '" + raw + "'");
+    }
+
+    /**
+     * {@code ?ms=N} where it is required (/db/slow): a 400 when it is absent, otherwise as
+     * {@link #parse(String, long)}.
+     */
+    public static long required(String raw) {
+        if (raw == null) {
+            throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
+                    "ms is required: an integer in 0.." + MAX_MS);
+        }
+        return parse(raw, 0);
     }
 }

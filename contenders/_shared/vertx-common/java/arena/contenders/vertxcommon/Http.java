@@ -75,7 +75,15 @@ public final class Http {
         throw new HttpException(400, "ms must be an integer in 0.." + MAX_MS + ", got '" + raw + "'");
     }
 
-    /** {@code {id}} of /data/{id}: anything but an integer is a 400. */
+    /** {@code ?ms=} where it is required (/db/slow): missing is a 400 too. */
+    public static long requiredMillis(List<String> values) {
+        if (values.isEmpty()) {
+            throw new HttpException(400, "ms is required: an integer in 0.." + MAX_MS);
+        }
+        return millis(values, 0);
+    }
+
+    /** {@code {id}} of /data/{id} and /db/{id}: anything but a (32-bit) integer is a 400. */
     public static int id(RoutingContext ctx) {
         String raw = ctx.pathParam("id");
         try {

@@ -28,7 +28,7 @@ import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
  * (2 × cores), and a pipeline of HttpServerCodec, HttpServerKeepAliveHandler, an aggregator and
  * {@link Routes}; a request for /chat turns its connection into a WebSocket ({@link ChatUpgrade},
  * {@link Chat}), and so does one for /stream ({@link StreamUpgrade}, {@link Stream}). Nothing in
- * it ever blocks a loop.
+ * it ever blocks a loop: /db's blocking JDBC runs on the {@link Database}'s own executor.
  */
 public final class Main {
 
@@ -42,6 +42,8 @@ public final class Main {
         // Unset: itself, on the address it listens on (127.0.0.1 does not answer once moved).
         URI downstreamUrl = URI.create(env("DOWNSTREAM_URL", "http://" + host + ":" + port));
         boolean backpressure = backpressure(env("BACKPRESSURE", "on"));
+        // /db: the lab's PostgreSQL when DB_URL is set; unset, the server runs as ever and /db answers 502.
+        Database database = Database.fromEnv(env("DB_URL", null), env("DB_POOL", null));
 
         // The native transport when it loads (Linux x86_64), NIO otherwise.
         boolean epoll = Epoll.isAvailable();
@@ -54,7 +56,7 @@ public final class Main {
 
         Downstream downstream = new Downstream(downstreamUrl, clientChannel);
         StreamStats streamStats = new StreamStats();
-        Routes routes = new Routes(downstream, streamStats);
+        Routes routes = new Routes(downstream, streamStats, database);
         ChatUpgrade chat = new ChatUpgrade(new Chat());
         StreamUpgrade stream = new StreamUpgrade(streamStats, backpressure);
 
@@ -85,10 +87,12 @@ public final class Main {
             workers.shutdownGracefully(100, 2_000, TimeUnit.MILLISECONDS);
             boss.terminationFuture().awaitUninterruptibly(3, TimeUnit.SECONDS);
             workers.terminationFuture().awaitUninterruptibly(3, TimeUnit.SECONDS);
+            database.close(); // at most 2 s more
         }, "shutdown"));
 
-        System.out.printf("netty listening on %s:%d (%s transport, %d event loops), downstream %s, back-pressure %s%n",
-                host, port, epoll ? "epoll" : "nio", workers.executorCount(), downstreamUrl, backpressure ? "on" : "off");
+        System.out.printf("netty listening on %s:%d (%s transport, %d event loops), downstream %s, back-pressure %s, %s%n",
+                host, port, epoll ? "epoll" : "nio", workers.executorCount(), downstreamUrl, backpressure ? "on" : "off",
+                database.describe());
         server.closeFuture().sync();
     }
 

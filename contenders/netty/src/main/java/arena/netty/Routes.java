@@ -23,24 +23,29 @@ import io.netty.util.concurrent.Future;
 /**
  * The contract's routes, all answered on the channel's event loop: constant answers at once,
  * the waits as timers on the loop (ctx.executor().schedule), /data/{id} through the
- * non-blocking {@link Downstream} client. Stateless, so one instance serves every channel.
+ * non-blocking {@link Downstream} client. /db is the exception: its blocking JDBC queries run on
+ * the {@link Database}'s own executor, and only their answers come back to the loop. Stateless,
+ * so one instance serves every channel.
  */
 @Sharable
 final class Routes extends SimpleChannelInboundHandler<FullHttpRequest> {
 
-    private enum Endpoint { LIVENESS, READINESS, INSTANT, DELAYED, SLEEP, DATA1_JSON, DATA2_JSON, DATA, STREAM_STATS }
+    private enum Endpoint { LIVENESS, READINESS, INSTANT, DELAYED, SLEEP, DATA1_JSON, DATA2_JSON, DATA, STREAM_STATS, DB, DB_SLOW }
 
     private static final String DATA_PREFIX = "/data/";
+    private static final String DB_PREFIX = "/db/";
     private static final byte[] UP = "{\"status\":\"UP\"}".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] DATA1 = Responses.classpath("/resources/data1.json");
     private static final byte[] DATA2 = Responses.classpath("/resources/data2.json");
 
     private final Downstream downstream;
     private final StreamStats streamStats;
+    private final Database database;
 
-    Routes(Downstream downstream, StreamStats streamStats) {
+    Routes(Downstream downstream, StreamStats streamStats, Database database) {
         this.downstream = downstream;
         this.streamStats = streamStats;
+        this.database = database;
     }
 
     @Override
@@ -83,6 +88,8 @@ final class Routes extends SimpleChannelInboundHandler<FullHttpRequest> {
             case DATA2_JSON -> send(ctx, Responses.json(HttpResponseStatus.OK, DATA2));
             case DATA -> data(ctx, path.substring(DATA_PREFIX.length()));
             case STREAM_STATS -> send(ctx, Responses.json(HttpResponseStatus.OK, streamStats.json()));
+            case DB -> db(ctx, path.substring(DB_PREFIX.length()));
+            case DB_SLOW -> dbSlow(ctx, uri);
         }
     }
 
@@ -96,9 +103,15 @@ final class Routes extends SimpleChannelInboundHandler<FullHttpRequest> {
             case "/resources/data1.json" -> Endpoint.DATA1_JSON;
             case "/resources/data2.json" -> Endpoint.DATA2_JSON;
             case "/stream/stats" -> Endpoint.STREAM_STATS;
-            default -> path.startsWith(DATA_PREFIX) && path.length() > DATA_PREFIX.length()
-                    && path.indexOf('/', DATA_PREFIX.length()) < 0 ? Endpoint.DATA : null;
+            case "/db/slow" -> Endpoint.DB_SLOW;
+            default -> oneSegmentUnder(path, DATA_PREFIX) ? Endpoint.DATA
+                    : oneSegmentUnder(path, DB_PREFIX) ? Endpoint.DB : null;
         };
+    }
+
+    /** prefix + one non-empty path segment. */
+    private static boolean oneSegmentUnder(String path, String prefix) {
+        return path.startsWith(prefix) && path.length() > prefix.length() && path.indexOf('/', prefix.length()) < 0;
     }
 
     /** /delayed and /sleep: a timer on this channel's event loop, which stays free meanwhile. */
@@ -138,6 +151,31 @@ final class Routes extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         downstream.get(ctx.channel().eventLoop(), "/resources/data" + id + ".json").addListener(
                 (Future<Downstream.Answer> f) -> send(ctx, dataResponse(id, f)));
+    }
+
+    /** /db/{id}: checked here on the loop, queried on the database executor (see {@link Database}). */
+    private void db(ChannelHandlerContext ctx, String rawId) {
+        int id;
+        try {
+            id = Integer.parseInt(rawId);
+        } catch (NumberFormatException e) { // not an integer, or outside 32 bits
+            send(ctx, Responses.error(HttpResponseStatus.BAD_REQUEST, "id must be a 32-bit integer, got '" + rawId + "'"));
+            return;
+        }
+        database.row(ctx, id);
+    }
+
+    /** /db/slow?ms=N: ms is required here. */
+    private void dbSlow(ChannelHandlerContext ctx, QueryStringDecoder uri) {
+        List<String> values = uri.parameters().get("ms");
+        String ms = values == null ? null : values.get(0);
+        int millis = ms == null ? -1 : parseMillis(ms);
+        if (millis < 0) {
+            send(ctx, Responses.error(HttpResponseStatus.BAD_REQUEST,
+                    ms == null ? "ms is required" : "ms must be an integer in 0..60000, got '" + ms + "'"));
+            return;
+        }
+        database.slow(ctx, millis);
     }
 
     private static FullHttpResponse dataResponse(int id, Future<Downstream.Answer> f) {

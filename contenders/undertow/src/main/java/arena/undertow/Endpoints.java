@@ -72,7 +72,7 @@ final class Endpoints {
     }
 
     /** The value of ms when it is an integer in 0..60000, else -1. */
-    private static int parseMillis(String ms) {
+    static int parseMillis(String ms) {
         try {
             int value = Integer.parseInt(ms);
             return value >= 0 && value <= 60_000 ? value : -1;

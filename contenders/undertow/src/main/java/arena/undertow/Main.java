@@ -12,7 +12,7 @@ import io.undertow.util.StatusCodes;
 
 /**
  * Undertow's core API, no servlet layer: a RoutingHandler on one HTTP listener. Fast answers
- * are written on the IO threads; /delayed, /sleep and /data are dispatched to the worker pool,
+ * are written on the IO threads; /delayed, /sleep, /data and /db are dispatched to the worker pool,
  * where they block (Undertow's "IO threads + worker pool" model). /chat is a WebSocket
  * ({@link Chat}) whose messages are handled on the IO threads; /stream is study 003's
  * generated stream ({@link Stream}), sent by an actor per client on the worker pool.
@@ -30,6 +30,8 @@ public final class Main {
         String workerThreads = env("WORKER_THREADS", null);
         boolean backpressure = backpressure(env("BACKPRESSURE", "on"));
         Stream stream = new Stream(backpressure);
+        // /db: the lab's PostgreSQL when DB_URL is set; unset, the server runs as ever and /db answers 502.
+        Database database = Database.fromEnv(env("DB_URL", null), env("DB_POOL", null));
 
         RoutingHandler routes = Handlers.routing()
                 .get("/actuator/health/liveness", Endpoints::up)
@@ -40,6 +42,9 @@ public final class Main {
                 .get("/delayed", Endpoints.waiting(10_000, "DELAYED"))
                 .get("/sleep", Endpoints.waiting(100, "SLEPT"))
                 .get("/data/{id}", new DataEndpoint(downstreamUrl))
+                // The database: checked on the IO thread, the JDBC query dispatched to the workers.
+                .get("/db/slow", database::slow)
+                .get("/db/{id}", database::row)
                 // Study 000's chat: the WebSocket handshake on the IO thread, then Chat (a plain
                 // GET without the upgrade falls through to Undertow's 404, given a JSON body).
                 .get("/chat", Handlers.websocket(new Chat()))
@@ -71,11 +76,15 @@ public final class Main {
 
         // SIGTERM: close the listener, give the worker pool 2 s, then interrupt the workers
         // still sleeping in /delayed or waiting on the downstream; the JVM exits after ~2 s.
-        Runtime.getRuntime().addShutdownHook(new Thread(undertow::stop, "shutdown"));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            undertow.stop();
+            database.close(); // at most 2 s more
+        }, "shutdown"));
 
         var worker = undertow.getWorker().getMXBean();
-        System.out.printf("undertow listening on %s:%d (%d IO threads, %d worker threads), downstream %s, back-pressure %s%n",
-                host, port, worker.getIoThreadCount(), worker.getMaxWorkerPoolSize(), downstreamUrl, backpressure ? "on" : "off");
+        System.out.printf("undertow listening on %s:%d (%d IO threads, %d worker threads), downstream %s, back-pressure %s, %s%n",
+                host, port, worker.getIoThreadCount(), worker.getMaxWorkerPoolSize(), downstreamUrl, backpressure ? "on" : "off",
+                database.describe());
     }
 
     private static boolean backpressure(String value) {

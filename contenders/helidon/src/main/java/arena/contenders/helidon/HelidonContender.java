@@ -51,6 +51,11 @@ public final class HelidonContender {
                 .followRedirects(false)
                 .build();
         Handlers handlers = new Handlers(downstream);
+        // /db (arena's database study): Helidon's DB Client over JDBC on a HikariCP pool of at most
+        // DB_POOL connections; none when DB_URL is unset (/db then answers 502). The pool connects
+        // in the background, so the server starts and is ready without the database.
+        DbPool pool = DbPool.fromEnv();
+        DbHandlers db = DbHandlers.create(pool);
         ChatRooms rooms = new ChatRooms();
         boolean backpressure = backpressure(System.getenv("BACKPRESSURE"));
         StreamStats streams = new StreamStats();
@@ -59,7 +64,7 @@ public final class HelidonContender {
                 .host(host)
                 .port(port)
                 .directHandlers(JsonErrors.direct())
-                .routing(routing -> routing(routing, handlers, streams))
+                .routing(routing -> routing(routing, handlers, db, streams))
                 // /chat (study 000): Helidon's WebSocket routing beside the HTTP routing, one
                 // ChatListener per connection; frames over 64 KiB are refused by the server
                 // itself, which closes with 1009.
@@ -72,7 +77,9 @@ public final class HelidonContender {
                 .build()
                 .start();
         System.out.println("helidon listening on http://" + host + ":" + server.port()
-                + " (Helidon SE 4.3.1, virtual threads, BACKPRESSURE=" + (backpressure ? "on" : "off") + ")");
+                + " (Helidon SE 4.3.1, virtual threads, BACKPRESSURE=" + (backpressure ? "on" : "off")
+                + (pool == null ? ", no database" : ", database " + pool.jdbcUrl() + " pool " + pool.maximumPoolSize())
+                + ")");
     }
 
     /** BACKPRESSURE: on (the default, also when empty) or off. */
@@ -102,7 +109,8 @@ public final class HelidonContender {
         return lengths.size() != 1 || !lengths.get(0).trim().equals("0");
     }
 
-    private static void routing(HttpRouting.Builder routing, Handlers handlers, StreamStats streams) {
+    private static void routing(HttpRouting.Builder routing, Handlers handlers, DbHandlers db,
+            StreamStats streams) {
         routing
                 // A request that comes with a body is answered and the connection closed. No
                 // route here takes a body, and Helidon reads a body framed both ways (or by two
@@ -121,6 +129,9 @@ public final class HelidonContender {
                 .get("/delayed", handlers::delayed)
                 .get("/sleep", handlers::sleep)
                 .get("/data/{id}", handlers::data)
+                // Routes match in order: /db/slow before /db/{id}.
+                .get("/db/slow", db::slow)
+                .get("/db/{id}", db::row)
                 // /stream without a WebSocket upgrade, or with a bad rate or size (the listener
                 // rejected the upgrade): 400 for a bad value, 426 otherwise.
                 .get("/stream", Handlers::streamWithoutUpgrade)

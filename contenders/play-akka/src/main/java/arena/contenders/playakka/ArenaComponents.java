@@ -4,6 +4,8 @@ import java.util.List;
 
 import play.ApplicationLoader;
 import play.BuiltInComponentsFromContext;
+import play.db.DBComponents;
+import play.db.HikariCPComponents;
 import play.http.HttpErrorHandler;
 import play.libs.ws.ahc.AhcWSComponents;
 import play.mvc.EssentialFilter;
@@ -13,9 +15,11 @@ import play.routing.RoutingDsl;
 /**
  * Play's compile-time components (what Server.forRouter builds internally), plus the two things
  * forRouter cannot take: the JSON error handler and Play WS. Like forRouter, no HTTP filters. The
- * router is the RoutingDsl routes, then the /chat and /stream WebSockets.
+ * router is the RoutingDsl routes, then the /chat and /stream WebSockets. /db uses Play's JDBC
+ * components (DBComponents with HikariCPComponents, as Play's docs for compile-time DI show).
  */
-final class ArenaComponents extends BuiltInComponentsFromContext implements AhcWSComponents {
+final class ArenaComponents extends BuiltInComponentsFromContext
+        implements AhcWSComponents, DBComponents, HikariCPComponents {
 
     private final HttpErrorHandler errorHandler = new JsonErrorHandler();
     private final Router router;
@@ -30,7 +34,13 @@ final class ArenaComponents extends BuiltInComponentsFromContext implements AhcW
         // asked when no RoutingDsl route matches.
         // /stream (study 003) is one more WebSocket router; /stream/stats is a RoutingDsl route.
         StreamStats streams = new StreamStats();
-        this.router = new Routes(actorSystem(), wsClient(), downstream, streams)
+        // /db: Play's Database "default" (db.default in application.conf, its url from DB_URL),
+        // and the database dispatcher its queries run on. Without DB_URL there is no database
+        // (db.default has no url, so it is never built) and /db answers 502.
+        DbRoutes db = config().hasPath("db.default.url")
+                ? new DbRoutes(database("default"), new DatabaseExecutionContext(actorSystem()))
+                : new DbRoutes(null, null);
+        this.router = new Routes(actorSystem(), wsClient(), downstream, streams, db)
                 .build(RoutingDsl.fromComponents(this))
                 .orElse(ChatSocket.router(actorSystem(), materializer()))
                 .orElse(StreamSocket.router(actorSystem(), backpressure, streams));

@@ -41,12 +41,14 @@ final class Routes {
     private final WSClient ws;
     private final String downstream;
     private final StreamStats streams;
+    private final DbRoutes db;
 
-    Routes(ActorSystem actors, WSClient ws, String downstream, StreamStats streams) {
+    Routes(ActorSystem actors, WSClient ws, String downstream, StreamStats streams, DbRoutes db) {
         this.actors = actors;
         this.ws = ws;
         this.downstream = downstream.replaceAll("/+$", "");
         this.streams = streams;
+        this.db = db;
     }
 
     Router build(RoutingDsl dsl) {
@@ -58,6 +60,10 @@ final class Routes {
                 .GET("/sleep").routingAsync(request -> after(request, 100, "SLEPT"))
                 .GET("/resources/:file").routingTo(this::resource)
                 .GET("/data/:id").routingAsync(this::data)
+                // /db (arena's database study): JDBC on the database dispatcher. Routes match in
+                // order, so /db/slow comes before /db/:id.
+                .GET("/db/slow").routingAsync(db::slow)
+                .GET("/db/:id").routingAsync(db::row)
                 .GET("/stream/stats").routingTo(request -> Results.ok(streams.json()))
                 .build();
     }

@@ -25,15 +25,26 @@ public class DataHandler {
     }
 
     public Mono<ServerResponse> data(ServerRequest request) {
-        String raw = request.pathVariable("id");
         int id;
         try {
-            id = Integer.parseInt(raw);
-        } catch (NumberFormatException e) {
-            return Mono.error(new ResponseStatusException(HttpStatus.BAD_REQUEST,
-                    "id must be an integer, got '" + raw + "'"));
+            id = id(request);
+        } catch (ResponseStatusException e) {
+            return Mono.error(e);
         }
         return downstream.data(id)
                 .flatMap(data -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(data));
+    }
+
+    /**
+     * The {id} path variable as an int (of /data/{id} and /db/{id}), or a 400 when it is not an
+     * integer or lies beyond 32 bits.
+     */
+    static int id(ServerRequest request) {
+        String raw = request.pathVariable("id");
+        try {
+            return Integer.parseInt(raw);
+        } catch (NumberFormatException e) {
+            throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "id must be an integer, got '" + raw + "'");
+        }
     }
 }

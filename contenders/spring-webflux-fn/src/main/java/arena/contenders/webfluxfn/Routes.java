@@ -27,10 +27,11 @@ public class Routes {
     /** The paths this router serves, whatever the method. */
     private static final RequestPredicate OWN_PATHS =
             path("/instant").or(path("/delayed")).or(path("/sleep")).or(path("/data/{id}"))
-                    .or(path("/stream/stats"));
+                    .or(path("/stream/stats")).or(path("/db/{id}"));
 
     @Bean
-    RouterFunction<ServerResponse> contractRoutes(DelayHandler delays, DataHandler data, StreamStatsHandler streams) {
+    RouterFunction<ServerResponse> contractRoutes(DelayHandler delays, DataHandler data, StreamStatsHandler streams,
+            DbHandler db) {
         return route()
                 .route(read("/instant"), delays::instant)
                 .route(read("/delayed"), delays::delayed)
@@ -38,6 +39,9 @@ public class Routes {
                 .route(read("/data/{id}"), data::data)
                 // /stream itself is the shared WebSocket handler's (StreamConfiguration).
                 .route(read("/stream/stats"), streams::stats)
+                // Routes match in order: /db/slow before /db/{id}, which would take "slow" as an id.
+                .route(read("/db/slow"), db::slow)
+                .route(read("/db/{id}"), db::row)
                 // A router function that matches no route just passes the request on, so a known
                 // path with another method would end as a 404 from the static resources. An
                 // annotated controller answers OPTIONS and 405 there; this route does the same.

@@ -16,6 +16,10 @@ final class Addresses {
     static final String SLEEP = "arena.sleep";
     /** {@code {"id": N}}; replies the downstream's data{N}.json, decoded into Data and encoded again. */
     static final String DATA = "arena.data";
+    /** {@code {"id": N}}; replies row N of the database's table data, decoded into Data and encoded (/db/{id}). */
+    static final String DB = "arena.db";
+    /** {@code {"ms": N}}; replies "SLEPT" once {@code pg_sleep(N / 1000.0)} has held a pooled connection N ms. */
+    static final String DB_SLOW = "arena.db.slow";
     /**
      * {@code {"address","rate","size"}}: starts a /stream generator that sends its messages
      * (Strings) to that address, the last of each batch as a request; replies nothing.

@@ -16,6 +16,7 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 
 import arena.contenders.vertxcommon.Http;
+import arena.contenders.vertxdb.Database;
 
 /**
  * The HTTP side, deployed once per event loop. It only reads the request, sends it over the
@@ -24,6 +25,13 @@ import arena.contenders.vertxcommon.Http;
  * {@link Http}, the very code of vertx).
  */
 public class HttpVerticle extends AbstractVerticle {
+
+    /**
+     * The send timeout of /db requests beyond any ms: a request may wait the pool's 30 s for a
+     * connection before its query runs, so the bus's own 30 s would answer 503 before the pool's
+     * 502; this leaves the pool's timeout the one that answers.
+     */
+    static final long DB_TIMEOUT_MS = Database.ACQUIRE_TIMEOUT_S * 1_000L + DeliveryOptions.DEFAULT_TIMEOUT;
 
     private EventBus bus;
 
@@ -36,6 +44,9 @@ public class HttpVerticle extends AbstractVerticle {
         router.get("/delayed").handler(ctx -> askToWait(ctx, Addresses.DELAYED, 10_000));
         router.get("/sleep").handler(ctx -> askToWait(ctx, Addresses.SLEEP, 100));
         router.get("/data/:id").handler(this::data);
+        // /db (arena's own study): /db/slow before /db/:id, which would take "slow" for an id.
+        router.get("/db/slow").handler(this::dbSlow);
+        router.get("/db/:id").handler(this::db);
         // Study 000's chat: the WebSocket handshake on the same server, through the Router.
         router.get("/chat").handler(new EventBusChat(vertx)::upgrade);
         // Study 003's stream: the WebSocket here, its generator on a service verticle (StreamService).
@@ -58,6 +69,19 @@ public class HttpVerticle extends AbstractVerticle {
     /** /data/{id}: the service fetches, decodes and encodes; the reply is the JSON body. */
     private void data(RoutingContext ctx) {
         ask(ctx, Addresses.DATA, new JsonObject().put("id", Http.id(ctx)), new DeliveryOptions(), "application/json");
+    }
+
+    /** /db/{id}: the service queries the shared pool and encodes the row; the reply is the JSON body. */
+    private void db(RoutingContext ctx) {
+        ask(ctx, Addresses.DB, new JsonObject().put("id", Http.id(ctx)),
+                new DeliveryOptions().setSendTimeout(DB_TIMEOUT_MS), "application/json");
+    }
+
+    /** /db/slow?ms=N (ms required): the service holds a pooled connection in pg_sleep, then replies SLEPT. */
+    private void dbSlow(RoutingContext ctx) {
+        long ms = Http.requiredMillis(ctx.queryParam("ms"));
+        ask(ctx, Addresses.DB_SLOW, new JsonObject().put("ms", ms),
+                new DeliveryOptions().setSendTimeout(ms + DB_TIMEOUT_MS), "text/plain");
     }
 
     /**

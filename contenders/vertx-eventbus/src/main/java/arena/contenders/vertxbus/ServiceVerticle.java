@@ -10,11 +10,13 @@ import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.ext.web.handler.HttpException;
 
 import arena.contenders.vertxcommon.Downstream;
+import arena.contenders.vertxdb.Database;
 
 /**
- * Does the work behind /instant, /delayed, /sleep and /data/{id}: consumers on the local EventBus
- * that wait with {@code vertx.setTimer}, call the downstream with the non-blocking WebClient,
- * build the reply and send it back. It also runs /stream's generators ({@link StreamService}). Deployed once per event loop; the EventBus spreads the
+ * Does the work behind /instant, /delayed, /sleep, /data/{id} and /db: consumers on the local
+ * EventBus that wait with {@code vertx.setTimer}, call the downstream with the non-blocking
+ * WebClient, query PostgreSQL with the reactive client's shared pool, build the reply and send it
+ * back. It also runs /stream's generators ({@link StreamService}). Deployed once per event loop; the EventBus spreads the
  * requests over the instances round-robin.
  */
 public class ServiceVerticle extends AbstractVerticle {
@@ -24,6 +26,7 @@ public class ServiceVerticle extends AbstractVerticle {
 
     private Downstream downstream;
     private WebClient client;
+    private Database database;
 
     @Override
     public void start() {
@@ -39,12 +42,18 @@ public class ServiceVerticle extends AbstractVerticle {
                 .setKeepAlive(true)
                 .setConnectTimeout(Downstream.TIMEOUT_MS));
 
+        // A lease on the one shared pool (DB_POOL connections for the whole server), as in vertx:
+        // every instance queries the same pool whichever gets the request. No connection yet.
+        database = Database.create(vertx, config().getJsonObject("db"));
+
         // On the local (non-clustered) bus a consumer is registered as soon as it is created.
         EventBus bus = vertx.eventBus();
         bus.<Void>consumer(Addresses.INSTANT, msg -> msg.reply("INSTANT"));
         bus.<JsonObject>consumer(Addresses.DELAYED, msg -> replyAfter(msg, "DELAYED"));
         bus.<JsonObject>consumer(Addresses.SLEEP, msg -> replyAfter(msg, "SLEPT"));
         bus.<JsonObject>consumer(Addresses.DATA, this::data);
+        bus.<JsonObject>consumer(Addresses.DB, this::db);
+        bus.<JsonObject>consumer(Addresses.DB_SLOW, this::dbSlow);
         // Study 003's /stream generators, on this instance's event loop.
         StreamService streams = new StreamService(vertx);
         bus.<JsonObject>consumer(Addresses.STREAM_OPEN, streams::open);
@@ -65,12 +74,29 @@ public class ServiceVerticle extends AbstractVerticle {
     private void data(Message<JsonObject> msg) {
         downstream.fetch(client, msg.body().getInteger("id"))
                 .onSuccess(data -> msg.reply(Json.encodeToBuffer(data))) // Vert.x's Json codec (Jackson)
-                .onFailure(e -> {
-                    if (e instanceof HttpException http) {
-                        msg.fail(http.getStatusCode(), http.getPayload()); // 404 or 502
-                    } else {
-                        msg.fail(500, String.valueOf(e));
-                    }
-                });
+                .onFailure(e -> fail(msg, e)); // 404 or 502
+    }
+
+    /** /db/{id}: the shared pooled query, its row encoded as /data/{id} encodes its record. */
+    private void db(Message<JsonObject> msg) {
+        database.find(msg.body().getInteger("id"))
+                .onSuccess(data -> msg.reply(Json.encodeToBuffer(data))) // Vert.x's Json codec (Jackson)
+                .onFailure(e -> fail(msg, e)); // 404 or 502
+    }
+
+    /** /db/slow: pg_sleep on one pooled connection; the HTTP verticle has already checked ms. */
+    private void dbSlow(Message<JsonObject> msg) {
+        database.sleep(msg.body().getLong("ms"))
+                .onSuccess(v -> msg.reply("SLEPT"))
+                .onFailure(e -> fail(msg, e)); // 502
+    }
+
+    /** A failed request: an HttpException's status is the failure code, anything else a 500. */
+    private static void fail(Message<?> msg, Throwable e) {
+        if (e instanceof HttpException http) {
+            msg.fail(http.getStatusCode(), http.getPayload());
+        } else {
+            msg.fail(500, String.valueOf(e));
+        }
     }
 }
