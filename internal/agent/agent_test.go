@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -189,4 +190,54 @@ func hdrOther() *hdrhistogram.Histogram {
 	h := hdrhistogram.New(1, 1000, 2)
 	_ = h.RecordValue(5)
 	return h
+}
+
+// A warm-up hands its idle connections to the load after it, as the lab's own engine does
+// on one machine (no share pays for a connect the warm-up paid), and the load closes them
+// when it ends: the server is left with none of the agent's open.
+func TestWarmUpHandsItsConnectionsToTheLoad(t *testing.T) {
+	var opened, closed atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			opened.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			closed.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	warm := load.ClosedLoop{Tag: "warm", Request: load.Request{Path: "/"}, Connections: 2, Requests: 200, Duration: 5 * time.Second, Timeout: time.Second}
+	run := load.OpenLoop{Duration: time.Second, Timeout: time.Second, Streams: []load.Stream{
+		{Tag: "instant", Request: load.Request{Path: "/"}, Pacer: load.PerSecond(20)}}}
+	self := Hello{Protocol: Protocol, Name: "a0"}
+	resolve := func(j Job) (load.Load, error) {
+		if j.Warmup >= 0 {
+			return warm, nil
+		}
+		return run, nil
+	}
+	for _, k := range []int{0, -1} {
+		share, err := RunJob(context.Background(), Job{Target: addr, Parts: 1, Start: time.Now().Add(50 * time.Millisecond), Slack: time.Second, Warmup: k}, resolve, self)
+		if err != nil || share.Err != "" {
+			t.Fatalf("job %d: %v %v", k, err, share)
+		}
+		if k == 0 && closed.Load() != 0 {
+			t.Fatalf("the warm-up closed %d connections; it keeps them for the load", closed.Load())
+		}
+	}
+	if n := opened.Load(); n != 2 {
+		t.Errorf("%d connections opened over the warm-up and the load, want the warm-up's 2", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for closed.Load() != opened.Load() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if closed.Load() != opened.Load() {
+		t.Errorf("%d of %d connections closed after the load", closed.Load(), opened.Load())
+	}
 }

@@ -64,11 +64,11 @@ func RunJob(ctx context.Context, job Job, resolve Resolver, self Hello) (*Share,
 	}
 	sink := &windowSink{start: start, interval: interval}
 	rec := load.NewRecorder(start, sink)
-	eng, err := engine.New(job.Target, engine.Options{})
+	eng, err := kept.take(job.Target)
 	if err != nil {
 		return nil, err
 	}
-	defer eng.Close()
+	defer kept.after(job, eng)
 	me := probe.StartAlone(os.Getpid(), start, probePeriod)
 	stopRotate := rotateAligned(rec, sink, start, interval)
 	figs, runErr := share.Run(ctx, load.Target{Addr: job.Target, Driver: eng, Start: start, Answers: answers}, rec)
@@ -100,6 +100,58 @@ func RunJob(ctx context.Context, job Job, resolve Resolver, self Hello) (*Share,
 		}
 	}
 	return out, nil
+}
+
+// kept holds the engines warm-ups left, per target, for the next job to the same one: a
+// level's warm-up hands its idle connections to its load in every placement, as on one
+// machine, so no share's first requests pay for connects the warm-up already paid. A load
+// closes its connections when it ends, so the server stops with none of the agent's open.
+var kept = keptEngines{byTarget: map[string][]*engine.Engine{}}
+
+// maxKept bounds the engines kept for one target: as many as agents run in one process.
+const maxKept = 16
+
+type keptEngines struct {
+	mu       sync.Mutex
+	byTarget map[string][]*engine.Engine
+}
+
+// take returns a kept engine for target, or a new one; it first closes the engines kept
+// for any other target, so an agent holds connections to one server at a time. Jobs that
+// run at once each take an engine of their own.
+func (k *keptEngines) take(target string) (*engine.Engine, error) {
+	k.mu.Lock()
+	for t, engs := range k.byTarget {
+		if t != target {
+			closeAll(engs)
+			delete(k.byTarget, t)
+		}
+	}
+	if engs := k.byTarget[target]; len(engs) > 0 {
+		e := engs[len(engs)-1]
+		k.byTarget[target] = engs[:len(engs)-1]
+		k.mu.Unlock()
+		return e, nil
+	}
+	k.mu.Unlock()
+	return engine.New(target, engine.Options{})
+}
+
+// after keeps a warm-up's engine for the job that follows it, and closes a load's.
+func (k *keptEngines) after(job Job, e *engine.Engine) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if job.Warmup < 0 || len(k.byTarget[job.Target]) >= maxKept {
+		e.Close()
+		return
+	}
+	k.byTarget[job.Target] = append(k.byTarget[job.Target], e)
+}
+
+func closeAll(engs []*engine.Engine) {
+	for _, e := range engs {
+		e.Close()
+	}
 }
 
 // rotateAligned closes the recorder's windows at start + k·interval, the same instants on

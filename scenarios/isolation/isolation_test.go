@@ -473,6 +473,27 @@ func TestJudgeClaimDelayedStays(t *testing.T) {
 	}
 }
 
+// (d) at a request timeout under the 10 s wait (a quick run's 5 s, say): every /delayed ends at
+// the timeout, so the claim is untested here, never failed on a cut-off wait.
+func TestJudgeClaimDelayedStaysNeedsATimeoutPastTheWait(t *testing.T) {
+	cut := isolatedFig("spring-webflux")
+	cut.delayedP50, cut.delayedP99 = 5000, 5010
+	for _, tt := range []struct {
+		timeout float64
+		verdict string
+	}{{5, results.ClaimUntestedHere}, {10, results.ClaimUntestedHere}, {11, "partly"}, {60, "partly"}} {
+		run := &results.Run{Scenario: results.ScenarioInfo{Name: "isolation", Preset: "seed", Duration: 60, Timeout: tt.timeout}}
+		_, claims := judgeRunOf(run, cut, isolatedFig("spring-mvc-async"), isolatedFig("spring-mvc-async-all"))
+		c := claims["d"]
+		if !strings.HasPrefix(c.Verdict, tt.verdict) {
+			t.Errorf("timeout %g s: claim d %s (%s), want %s", tt.timeout, c.Verdict, c.Why, tt.verdict)
+		}
+		if tt.timeout < 11 && !strings.Contains(c.Why, "needs ≥ 11 seconds of request timeout") {
+			t.Errorf("timeout %g s: why %q does not name the timeout it needs", tt.timeout, c.Why)
+		}
+	}
+}
+
 // A starved median is set by the load's length, its timeout and the threads: where the run
 // gave less than the study, the findings say so from what the run recorded.
 func TestStarvedMedianDiffersForTheRunsConditions(t *testing.T) {
