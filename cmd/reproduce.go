@@ -32,6 +32,7 @@ type reproduceOptions struct {
 	quick      bool
 	resume     string
 	force      bool
+	add        []string
 	out        string
 	dryRun     bool
 	markdown   string
@@ -57,14 +58,17 @@ finished cell, with the repeats it began with: nothing is measured twice. A run 
 another heap or other CPUs, on another machine or by another arena is not carried on
 (--force-resume does, and records it); a run's results.json it cannot read stops it. --resume of a
 finished reproduction renders its findings again with this arena's rules; --markdown
-writes them as Markdown too (docs/findings.md).`,
+writes them as Markdown too (docs/findings.md). --add with --resume appends a scenario that
+landed after the reproduction began, planned as its own plan would plan it (its parts, its
+repeats), so that one findings page holds it beside the others.`,
 		Example: `  arena reproduce --dry-run
   arena reproduce
   arena reproduce --only studies --repeat 5
   arena reproduce --repeat 1 --quick
   arena reproduce --only isolation,downstream --contenders spring-mvc,spring-webflux,vertx
   arena reproduce --resume runs/reproduce-20261123-093000
-  arena reproduce --resume runs/reproduce-20261123-093000 --markdown docs/findings.md`,
+  arena reproduce --resume runs/reproduce-20261123-093000 --markdown docs/findings.md
+  arena reproduce --resume runs/reproduce-20261123-093000 --add database --force-resume`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(cmd.Flags().Changed); err != nil {
@@ -88,6 +92,7 @@ func (o *reproduceOptions) register(cmd *cobra.Command) {
 	f.BoolVar(&o.quick, "quick", false, "every run in its scenario's quick form: a reproduction in miniature")
 	f.StringVar(&o.resume, "resume", "", "carry on the reproduction in this folder (or render its findings again); a run begun with another heap, other CPUs, on another machine or arena is refused")
 	f.BoolVar(&o.force, "force-resume", false, "with --resume: carry on even where the lab differs from the one the run began in (each difference is recorded in the run and the step)")
+	f.StringSliceVar(&o.add, "add", nil, "with --resume: append these scenarios' steps, planned as the reproduction's own (its parts and repeats), comma-separated")
 	f.StringVar(&o.out, "out", "", "folder for reproduce-<date>/ (default: <lab>/runs)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and its ETA, and run nothing")
 	f.StringVar(&o.markdown, "markdown", "", "also write the findings as Markdown to this file (e.g. docs/findings.md)")
@@ -106,6 +111,9 @@ func (o *reproduceOptions) validate(changed func(name string) bool) error {
 	}
 	if o.force && o.resume == "" {
 		return errors.New("--force-resume goes with --resume")
+	}
+	if len(o.add) > 0 && o.resume == "" {
+		return errors.New("--add goes with --resume: a new reproduction plans its scenarios with --only")
 	}
 	if o.resume != "" {
 		for _, f := range []string{"repeat", "matrix-repeat", "only", "contenders", "quick", "out"} {
@@ -159,6 +167,11 @@ func (o *reproduceOptions) plan(root string, all []*contender.Manifest) (*result
 		dir := o.resume
 		if filepath.Base(o.resume) == results.ReproductionFile {
 			dir = filepath.Dir(o.resume)
+		}
+		if len(o.add) > 0 {
+			if err := reproduce.Extend(rep, scenarios.All(), all, o.add, time.Now()); err != nil {
+				return nil, "", err
+			}
 		}
 		return rep, dir, nil
 	}

@@ -26,6 +26,7 @@ func TestReproduceRejectsBadInput(t *testing.T) {
 		{"nothing to run", []string{"--only", "studies", "--contenders", "go-nethttp"}, []string{"nothing to reproduce"}},
 		{"resume with a plan", []string{"--resume", saved, "--repeat", "2"}, []string{"--resume carries on a reproduction with its own plan: drop --repeat"}},
 		{"resume with --only", []string{"--resume", saved, "--only", "sleep"}, []string{"drop --only"}},
+		{"add without resume", []string{"--add", "database"}, []string{"--add goes with --resume"}},
 		{"resume of no reproduction", []string{"--resume", saved}, []string{`no reproduction "` + saved + `"`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -165,3 +165,51 @@ func New(scenarios []scenario.Scenario, contenders []*contender.Manifest, o Opti
 		Steps: steps, Notes: notes,
 	}, nil
 }
+
+// Extend appends to rep the steps of the scenarios add, planned as rep's own plan would plan
+// them (its parts of --only, its repeats, quick or not) over contenders: for a scenario that
+// landed after rep began, so that one findings page holds it beside the others. A scenario
+// rep already has a step of is refused: its steps are carried on, never planned twice. The
+// notes say what was added, and when.
+func Extend(rep *results.Reproduction, scenarios []scenario.Scenario, contenders []*contender.Manifest, add []string, now time.Time) error {
+	var only []string
+	for _, w := range rep.Only {
+		if w == results.PartStudies || w == results.PartMatrix {
+			only = append(only, w)
+		}
+	}
+	for _, name := range add {
+		for _, st := range rep.Steps {
+			if st.Scenario == name {
+				return fmt.Errorf("--add %s: the reproduction has its steps already (resume carries them on)", name)
+			}
+		}
+	}
+	o := Options{Repeat: rep.Repeat, MatrixRepeat: matrixRepeatOf(rep), Only: append(only, add...), Quick: rep.Quick}
+	more, err := New(scenarios, contenders, o, rep.Command, now)
+	if err != nil {
+		return fmt.Errorf("--add %s: %w", strings.Join(add, ","), err)
+	}
+	rep.Steps = append(rep.Steps, more.Steps...)
+	for _, n := range more.Notes {
+		if slices.ContainsFunc(add, func(name string) bool { return strings.HasPrefix(n, name+": ") }) && !slices.Contains(rep.Notes, n) {
+			rep.Notes = append(rep.Notes, n)
+		}
+	}
+	rep.Notes = append(rep.Notes, fmt.Sprintf("%s: added on %s, after the reproduction began (arena reproduce --resume … --add); its runs record the arena that measured them.",
+		strings.Join(add, ", "), now.Format("2006-01-02 15:04")))
+	if len(rep.Only) > 0 {
+		rep.Only = append(rep.Only, add...)
+	}
+	return nil
+}
+
+// matrixRepeatOf is the repeats rep gave its matrix steps (the default when it has none).
+func matrixRepeatOf(rep *results.Reproduction) int {
+	for _, st := range rep.Steps {
+		if st.Part == results.PartMatrix && st.Repeat > 0 {
+			return st.Repeat
+		}
+	}
+	return DefaultMatrixRepeat
+}

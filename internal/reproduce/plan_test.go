@@ -233,3 +233,40 @@ func TestRepeatOfKeepsTheRecordedCount(t *testing.T) {
 		t.Errorf("no count anywhere gives %d, want 1", n)
 	}
 }
+
+// --add appends a scenario that landed after a reproduction began, planned as the
+// reproduction's own plan would plan it (its parts, its repeats); one it has already is
+// refused, and so is a name that is no scenario.
+func TestExtendAppendsALaterScenario(t *testing.T) {
+	ms := pick(t, "spring-mvc", "spring-mvc-virtual", "spring-webflux", "vertx", "go-nethttp")
+	day := time.Date(2026, 11, 26, 15, 42, 0, 0, time.UTC)
+	rep, err := New(scenarios.All(), ms, Options{Repeat: 3, Only: []string{"studies", "isolation"}}, []string{"arena", "reproduce"}, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, notesBefore := len(rep.Steps), len(rep.Notes)
+	rep.Steps[0].Status = results.RunComplete
+	if err := Extend(rep, scenarios.All(), ms, []string{"database"}, day.Add(5*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	added := rep.Steps[before:]
+	if len(added) != 1 || added[0].Scenario != "database" || added[0].Part != results.PartStudies || added[0].Repeat != 3 {
+		t.Fatalf("added %+v; want database's studies step alone (the reproduction's part), ×3", added)
+	}
+	if added[0].Status != "" || added[0].Run != "" || added[0].EstimateS <= 0 || rep.Steps[0].Status != results.RunComplete {
+		t.Errorf("added step %+v, first step %s: the new one is to run, with an estimate; the old ones keep theirs", added[0], rep.Steps[0].Status)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "database: added on 2026-11-26 20:42") || !strings.Contains(strings.Join(rep.Only, ","), "database") {
+		t.Errorf("notes %q, only %v: the addition is not said", rep.Notes, rep.Only)
+	}
+	for _, n := range rep.Notes[notesBefore:] {
+		if !strings.HasPrefix(n, "database: ") {
+			t.Errorf("a note of another scenario added: %q", n)
+		}
+	}
+	for _, add := range []string{"isolation", "database", "nosuch"} {
+		if err := Extend(rep, scenarios.All(), ms, []string{add}, day); err == nil {
+			t.Errorf("--add %s accepted", add)
+		}
+	}
+}
