@@ -163,6 +163,7 @@ func TestNoFlagNamesAnAddress(t *testing.T) {
 		"backpressure": "on or off",
 		"env":          "contract variables: DOWNSTREAM_URL, the one that names an address, is refused (checkEnv)",
 		"only":         "names of scenarios and parts",
+		"add":          "names of scenarios, looked up in the registry",
 		"resume":       "a reproduction's folder to read",
 		"markdown":     "a file for the findings",
 		// Multi-host runs (issue 13): control traffic goes to agents; load goes only to the

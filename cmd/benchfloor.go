@@ -94,7 +94,7 @@ func (o *benchFloorOptions) run(cmd *cobra.Command, name, baseName string) error
 	if err != nil {
 		return err
 	}
-	if err := findJDKFor(l, []*contender.Manifest{ms[0], base}); err != nil {
+	if err := toolchainsFor(l, []*contender.Manifest{ms[0], base}); err != nil {
 		return err
 	}
 	var profDir string

@@ -147,7 +147,7 @@ func (o *reproduceOptions) run(cmd *cobra.Command) error {
 		return nil
 	}
 	reproduce.WritePlan(stderr, rep, dir)
-	if err := findJDKFor(l, stepContenders(all, rep)); err != nil {
+	if err := toolchainsFor(l, stepContenders(all, rep)); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -147,14 +147,18 @@ func (f *labFlags) openWith(w io.Writer, names []string) (*lab.Lab, []*contender
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := findJDKFor(l, ms); err != nil {
+	if err := toolchainsFor(l, ms); err != nil {
 		return nil, nil, err
 	}
 	return l, ms, nil
 }
 
-// findJDKFor finds a JDK 21+ for the lab when one of ms runs on Java.
-func findJDKFor(l *lab.Lab, ms []*contender.Manifest) error {
+// toolchainsFor checks that every toolchain ms need is on this machine (one error naming
+// what to install) and finds a JDK 21+ for the lab when one of them runs on Java.
+func toolchainsFor(l *lab.Lab, ms []*contender.Manifest) error {
+	if err := contender.CheckToolchain(ms); err != nil {
+		return err
+	}
 	for _, m := range ms {
 		if m.Runtime == "java" {
 			jdk, err := contender.FindJDK()

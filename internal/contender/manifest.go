@@ -32,9 +32,6 @@ var Models = []string{
 	"goroutines",           // a goroutine per request, blocking calls (Go)
 }
 
-// Runtimes say which toolchain and memory settings the lab passes.
-var Runtimes = []string{"java", "node", "go"}
-
 // Features are the parts of the contract beyond HTTP that a contender may implement.
 var Features = []string{"chat", "stream", "db"}
 
@@ -55,6 +52,10 @@ type Manifest struct {
 	Knobs       []string `toml:"knobs"`
 	Features    []string `toml:"features"` // "chat" (/chat), "stream" (/stream), "db" (/db): verified and run only when listed
 	Notes       string   `toml:"notes"`
+	// Requires and MemoryEnv are for runtime "other" alone: the commands the build and start
+	// need on PATH, and the variable that holds its heap (e.g. "MAX_HEAP_MB={heap_mb}").
+	Requires  []string `toml:"requires"`
+	MemoryEnv string   `toml:"memory_env"`
 
 	Dir string `toml:"-"` // absolute path of the contender's folder
 }
@@ -74,7 +75,7 @@ func Load(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if undec := md.Undecoded(); len(undec) > 0 {
-		return nil, fmt.Errorf("%s: unknown field %q (known: name, description, stack, model, runtime, build, sources, artifact, start, knobs, features, notes)", path, undec[0].String())
+		return nil, fmt.Errorf("%s: unknown field %q (known: name, description, stack, model, runtime, build, sources, artifact, start, knobs, features, notes, requires, memory_env)", path, undec[0].String())
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -105,9 +106,7 @@ func (m *Manifest) check(folder string) error {
 	if !slices.Contains(Models, m.Model) {
 		errs = append(errs, fmt.Errorf("model %q is not one of %s", m.Model, strings.Join(Models, ", ")))
 	}
-	if !slices.Contains(Runtimes, m.Runtime) {
-		errs = append(errs, fmt.Errorf("runtime %q is not one of %s", m.Runtime, strings.Join(Runtimes, ", ")))
-	}
+	errs = append(errs, m.checkRuntime()...)
 	if strings.TrimSpace(m.Start) == "" {
 		errs = append(errs, errors.New("start is empty: the command that runs the server"))
 	}
@@ -126,6 +125,30 @@ func (m *Manifest) check(folder string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// checkRuntime: a known runtime, or "other" with the memory setting spelled out (or said to
+// be none) and what it needs; requires and memory_env belong to "other" alone.
+func (m *Manifest) checkRuntime() []error {
+	switch {
+	case !slices.Contains(Runtimes, m.Runtime):
+		return []error{fmt.Errorf("runtime %q is not one of %s (a language arena has no entry for: %q, with requires and memory_env)", m.Runtime, strings.Join(Runtimes, ", "), OtherRuntime)}
+	case m.Runtime != OtherRuntime && (len(m.Requires) > 0 || m.MemoryEnv != ""):
+		return []error{fmt.Errorf("requires and memory_env are for runtime %q; runtime %s has its own", OtherRuntime, m.Runtime)}
+	case m.Runtime != OtherRuntime:
+		return nil
+	}
+	var errs []error
+	if len(m.Requires) == 0 {
+		errs = append(errs, errors.New(`runtime "other": requires is empty: name the commands the build and start need (e.g. ["sh"])`))
+	}
+	name, value, ok := strings.Cut(m.MemoryEnv, "=")
+	if m.MemoryEnv != "none" && (!ok || !validEnvName.MatchString(name) || !strings.Contains(value, HeapPlaceholder)) {
+		errs = append(errs, fmt.Errorf(`runtime "other": memory_env %q: give NAME=...%s... (the heap in MiB goes where %s is), or "none" when the runtime has no heap setting`, m.MemoryEnv, HeapPlaceholder, HeapPlaceholder))
+	}
+	return errs
+}
+
+var validEnvName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Discover loads every contender under root (a folder per contender; names starting with
 // "_" or "." hold shared parts and are skipped), sorted by name.

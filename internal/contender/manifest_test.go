@@ -99,8 +99,16 @@ func TestLoadRejectsInvalidManifests(t *testing.T) {
 			[]string{`name "delta"`, `folder's name "gamma"`}},
 		{"unknown model", strings.Replace(base, `"thread-per-request"`, `"green-threads"`, 1),
 			[]string{`model "green-threads"`, "thread-per-request", "goroutines"}},
-		{"unknown runtime", strings.Replace(base, `runtime     = "go"`, `runtime = "python"`, 1),
-			[]string{`runtime "python"`, "java, node, go"}},
+		{"unknown runtime", strings.Replace(base, `runtime     = "go"`, `runtime = "cobol"`, 1),
+			[]string{`runtime "cobol"`, "java, node, go, python, rust, other", "requires and memory_env"}},
+		{"other without requires", strings.Replace(base, `runtime     = "go"`, `runtime = "other"`+"\nmemory_env = \"none\"", 1),
+			[]string{"requires is empty"}},
+		{"other without memory_env", strings.Replace(base, `runtime     = "go"`, `runtime = "other"`+"\nrequires = [\"sh\"]", 1),
+			[]string{`memory_env ""`, "{heap_mb}", `"none"`}},
+		{"other with a memory_env not of the heap", strings.Replace(base, `runtime     = "go"`, `runtime = "other"`+"\nrequires = [\"sh\"]\nmemory_env = \"HEAP=512\"", 1),
+			[]string{`memory_env "HEAP=512"`}},
+		{"requires on a known runtime", strings.Replace(base, `runtime     = "go"`, `runtime = "go"`+"\nrequires = [\"sh\"]", 1),
+			[]string{`requires and memory_env are for runtime "other"`}},
 		{"empty start", strings.Replace(base, `start       = "exec ./app"`, `start = "  "`, 1),
 			[]string{"start is empty"}},
 		{"missing start", strings.Replace(base, `start       = "exec ./app"`, ``, 1),
@@ -287,5 +295,52 @@ func TestLoadRestrictsNames(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "use only a-z, 0-9 and -") {
 			t.Errorf("name %q: %v; want a refusal naming the rule", bad, err)
 		}
+	}
+}
+
+// A contender in a language arena has no entry for: runtime "other", the commands it needs
+// and its memory setting spelled out in the manifest; the heap goes where {heap_mb} is.
+func TestOtherRuntimeSpellsOutItsSettings(t *testing.T) {
+	body := strings.Replace(validManifest("zeta"), `runtime     = "go"`, `runtime = "other"`+"\nrequires = [\"sh\", \"python3\"]\nmemory_env = \"MAX_HEAP={heap_mb}M\"", 1)
+	m, err := Load(writeManifest(t, t.TempDir(), "zeta", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := Settings{HeapMB: 384}.Env(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := envMap(t, env)["MAX_HEAP"]; got != "384M" {
+		t.Errorf("MAX_HEAP=%q, want 384M", got)
+	}
+	if rt := RuntimeOf(m); rt.Name != "other" || len(rt.Requires) != 2 || rt.Requires[1].Command != "python3" {
+		t.Errorf("runtime %+v", rt)
+	}
+	m.MemoryEnv = "none"
+	if RuntimeOf(m).Memory != nil {
+		t.Error(`memory_env "none" gives a memory setting`)
+	}
+}
+
+// A toolchain missing on the machine is one clear error per contender and command, naming
+// what to install, before anything is built.
+func TestCheckToolchainNamesWhatToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // nothing on it
+	ms := []*Manifest{{Name: "py", Runtime: "python"}, {Name: "rs", Runtime: "rust"}, {Name: "sh", Runtime: "other", Requires: []string{"arena-no-such-tool"}}}
+	err := CheckToolchain(ms)
+	if err == nil {
+		t.Fatal("no error with nothing on PATH")
+	}
+	for _, want := range []string{
+		"contender py (runtime python) needs python3, which is not on PATH: install apt-get install python3 python3-venv",
+		"contender rs (runtime rust) needs cargo",
+		"contender sh (runtime other) needs arena-no-such-tool",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if err := CheckToolchain([]*Manifest{{Name: "sh", Runtime: "other", Requires: []string{"sh"}}}); err == nil {
+		t.Error("sh found on an empty PATH")
 	}
 }

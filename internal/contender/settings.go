@@ -22,7 +22,7 @@ func (s Settings) JavaOpts() string {
 // inheritedButUnfair are variables that would silently change one runtime's settings.
 var inheritedButUnfair = []string{
 	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS", "JAVA_HOME",
-	"NODE_OPTIONS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC",
+	"NODE_OPTIONS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "RUSTFLAGS",
 	"PORT", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "BIND_ADDRESS", "ARENA_V8_PROFILE_DIR",
 }
 
@@ -40,18 +40,14 @@ func (s Settings) Env(m *Manifest, vars map[string]string, flags ...string) ([]s
 		}
 		env = append(env, kv)
 	}
-	switch m.Runtime {
-	case "java":
+	if m.Runtime == "java" {
 		if s.JDK.Home == "" {
 			return nil, fmt.Errorf("%s needs a JDK %d+ and none was found", m.Name, MinJava)
 		}
 		path = s.JDK.Home + "/bin:" + path
 		env = append(env, "JAVA_HOME="+s.JDK.Home, "JAVA_OPTS="+strings.Join(append([]string{s.JavaOpts()}, flags...), " "))
-	case "node":
-		opts := append([]string{fmt.Sprintf("--max-old-space-size=%d", s.HeapMB)}, flags...)
-		env = append(env, "NODE_OPTIONS="+strings.Join(opts, " "), "NODE_ENV=production")
-	case "go":
-		env = append(env, fmt.Sprintf("GOMEMLIMIT=%dMiB", s.HeapMB))
+	} else if mem := RuntimeOf(m).Memory; mem != nil {
+		env = append(env, mem(s.HeapMB, flags)...)
 	}
 	env = append(env, "PATH="+path)
 	for k, v := range vars {

@@ -31,7 +31,7 @@ func TestSettingsEnv(t *testing.T) {
 	inherited := map[string]string{
 		"JAVA_TOOL_OPTIONS": "-Xmx8g", "_JAVA_OPTIONS": "-Xmx8g", "JDK_JAVA_OPTIONS": "-Xmx8g",
 		"JAVA_OPTS": "-Xmx8g", "JAVA_HOME": "/opt/old-jdk", "NODE_OPTIONS": "--max-old-space-size=8000",
-		"GOMAXPROCS": "64", "GOMEMLIMIT": "8GiB", "GOGC": "off",
+		"GOMAXPROCS": "64", "GOMEMLIMIT": "8GiB", "GOGC": "off", "PYTHONPATH": "/elsewhere", "VIRTUAL_ENV": "/elsewhere/venv",
 		"PORT": "9999", "WORKER_THREADS": "500", "DOWNSTREAM_URL": "http://elsewhere", "BACKPRESSURE": "off",
 	}
 	for k, v := range inherited {
@@ -57,6 +57,9 @@ func TestSettingsEnv(t *testing.T) {
 		}},
 		{"go", nil, map[string]string{
 			"GOMEMLIMIT": "256MiB", "PATH": path, "JAVA_HOME": "", "JAVA_OPTS": "", "NODE_OPTIONS": "",
+		}},
+		{"python", nil, map[string]string{ // no heap setting: the lab's memory cap holds it
+			"PATH": path, "GOMEMLIMIT": "", "NODE_OPTIONS": "", "JAVA_OPTS": "", "PYTHONPATH": "",
 		}},
 		{"go", map[string]string{"PORT": "18080", "WORKER_THREADS": "11", "DOWNSTREAM_URL": "http://127.0.0.1:1/"}, map[string]string{
 			"PORT": "18080", "WORKER_THREADS": "11", "DOWNSTREAM_URL": "http://127.0.0.1:1/", "BACKPRESSURE": "",

@@ -5,6 +5,7 @@
 package findings
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -40,6 +41,66 @@ type Study struct {
 	// Repeat is how many repeats a cell the study's form ran: under scenario.MinRepeats its
 	// orders rest on single figures more than 10 % apart, with no test of the noise.
 	Repeat int
+	// Added says when the study's steps were appended to the reproduction after it began, and
+	// by which arena its runs and the first runs were measured; "" when it was planned with it.
+	Added string
+	// Limits set the server's CPU beside the lab's database's, cell by cell, where the study's
+	// levels had a database: a reader sees when the database, not the stack, was the limit.
+	Limits []Limit
+}
+
+// Limit is one contender at one level of a run with a database: both sides' mean CPU
+// (medians over repeats, % of one core) on the cores each had, and which of them was busy.
+type Limit struct {
+	Run, Contender, Level  string
+	ServerCPU, DatabaseCPU float64
+	ServerCores, DBCores   int
+	Busy                   string // "the database", "the server", both, or "" (neither near its cores)
+}
+
+// BusyShare of its cores makes a side of a Limit busy: the share lab.clientBound flags at.
+const BusyShare = 0.90
+
+func orUnknown(rev string) string { return cmp.Or(rev, "(revision not recorded)") }
+
+// ServerText and DatabaseText are each side's CPU as the page writes it.
+func (l Limit) ServerText() string   { return ofCores(l.ServerCPU, l.ServerCores) }
+func (l Limit) DatabaseText() string { return ofCores(l.DatabaseCPU, l.DBCores) }
+
+func ofCores(pct float64, n int) string {
+	if n == 1 {
+		return fmt.Sprintf("%.0f %% of 1 core", pct)
+	}
+	return fmt.Sprintf("%.0f %% of %d cores", pct, n)
+}
+
+// limitsOf are the Limits of run's cells that had a database.
+func limitsOf(run *results.Run) []Limit {
+	var out []Limit
+	dbCores := 0
+	for _, c := range run.Cells {
+		if c.Database != nil {
+			dbCores = scenario.CountCPUs(c.Database.CPUs)
+			break
+		}
+	}
+	for _, cs := range run.Summary {
+		if cs.DatabaseCPUPct == nil {
+			continue
+		}
+		l := Limit{Run: run.ID, Contender: cs.Contender, Level: cs.Level, ServerCPU: cs.CPUPct.Median, DatabaseCPU: cs.DatabaseCPUPct.Median,
+			ServerCores: max(scenario.CountCPUs(run.Env.ServerCPUs), 1), DBCores: max(dbCores, 1)}
+		var busy []string
+		if l.DatabaseCPU >= BusyShare*100*float64(l.DBCores) {
+			busy = append(busy, "the database")
+		}
+		if l.ServerCPU >= BusyShare*100*float64(l.ServerCores) {
+			busy = append(busy, "the server")
+		}
+		l.Busy = cmp.Or(strings.Join(busy, " and "), "neither")
+		out = append(out, l)
+	}
+	return out
 }
 
 // FewRepeats says, where the study's form ran fewer repeats than an order by the U test
@@ -212,6 +273,13 @@ func (f *Findings) study(sc scenario.Scenario, claimsOf func(*results.Run) []res
 	s.Ours = oursOf(s.Runs[0].Run, rp.Stacks)
 	if studyRun != nil {
 		s.Repeat = studyRun.Scenario.Repeat
+	}
+	for _, r := range s.Runs {
+		s.Limits = append(s.Limits, limitsOf(r.Run)...)
+		if r.Step.Added != nil && s.Added == "" {
+			s.Added = fmt.Sprintf("Added to the reproduction on %s, after it began (arena reproduce --resume … --add): measured by arena %s, the reproduction's first run by arena %s.",
+				r.Step.Added.UTC().Format("2006-01-02 15:04 UTC"), orUnknown(r.Env.ArenaRev), orUnknown(f.Runs[0].Env.ArenaRev))
+		}
 	}
 	every := everyContender(studyRun, matrixRun, claimsOf)
 	for _, id := range claimIDs(studyRun, every) {

@@ -348,3 +348,64 @@ func TestFewRepeatsAreSaid(t *testing.T) {
 		t.Errorf("studies at 3, matrix at 1: %q", got)
 	}
 }
+
+// Where a study's levels had a database, the page sets the server's CPU beside the database's,
+// cell by cell, and says which side was busy: a reader sees when the database, not the stack,
+// was the limit. A cell without a database has no row.
+func TestLimitsSetTheDatabasesCPUBesideTheServers(t *testing.T) {
+	run := &results.Run{ID: "20261126-210000-database", Env: results.Environment{ServerCPUs: "1", ClientCPUs: "0"}}
+	for _, f := range []struct {
+		contender, level string
+		server, db       float64
+	}{{"spring-mvc", "read-c64", 60, 95}, {"vertx", "read-c64", 99, 30}, {"vertx", "idle", 5, 0}, {"go-nethttp", "read-c64", 50, -1}} {
+		c := cell(t, f.contender, f.level, "db", 1, 1000, 2)
+		c.Server.Summary.CPUPctMean = f.server
+		if f.db >= 0 {
+			c.Database = &results.Resources{Summary: results.Usage{CPUPctMean: f.db}, CPUs: "0"}
+		}
+		run.Cells = append(run.Cells, c)
+	}
+	var err error
+	if run.Summary, err = results.Summarise(run.Cells); err != nil {
+		t.Fatal(err)
+	}
+	got := limitsOf(run)
+	want := []Limit{
+		{Run: run.ID, Contender: "spring-mvc", Level: "read-c64", ServerCPU: 60, DatabaseCPU: 95, ServerCores: 1, DBCores: 1, Busy: "the database"},
+		{Run: run.ID, Contender: "vertx", Level: "read-c64", ServerCPU: 99, DatabaseCPU: 30, ServerCores: 1, DBCores: 1, Busy: "the server"},
+		{Run: run.ID, Contender: "vertx", Level: "idle", ServerCPU: 5, DatabaseCPU: 0, ServerCores: 1, DBCores: 1, Busy: "neither"},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("limits\n%+v\nwant\n%+v", got, want)
+	}
+	var b strings.Builder
+	writeLimits(&b, got)
+	if row := "| `" + run.ID + "` | spring-mvc | read-c64 | 60 % of 1 core | 95 % of 1 core | the database |"; !strings.Contains(b.String(), row) {
+		t.Errorf("markdown lacks %q:\n%s", row, b.String())
+	}
+}
+
+// A study appended after the reproduction began says so beside its runs, with the arena that
+// measured them and the one that measured the first run.
+func TestAStudyAddedLaterSaysSo(t *testing.T) {
+	rep, dir := reproduction(t)
+	added := day.Add(90 * time.Minute)
+	for i := range rep.Steps {
+		if rep.Steps[i].Scenario == "downstream" {
+			rep.Steps[i].Added = &added
+		}
+	}
+	f, err := Build(rep, dir, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Studies {
+		want := ""
+		if s.Scenario == "downstream" {
+			want = "Added to the reproduction on 2026-11-23 11:00 UTC, after it began (arena reproduce --resume … --add): measured by arena (revision not recorded)"
+		}
+		if !strings.HasPrefix(s.Added, want) || (want == "") != (s.Added == "") {
+			t.Errorf("%s: added %q, want %q", s.Scenario, s.Added, want)
+		}
+	}
+}

@@ -72,12 +72,28 @@ func writeStudy(b *strings.Builder, s Study) {
 	if len(runs) > 0 {
 		fmt.Fprintf(b, "Runs: %s.\n\n", strings.Join(runs, ", "))
 	}
+	if s.Added != "" {
+		fmt.Fprintf(b, "%s\n\n", s.Added)
+	}
 	if note := s.FewRepeats(); note != "" {
 		fmt.Fprintf(b, "%s\n\n", note)
 	}
 	for _, c := range s.Claims {
 		writeClaim(b, c)
 	}
+	writeLimits(b, s.Limits)
+}
+
+// writeLimits sets the server's CPU beside the lab's database's, cell by cell.
+func writeLimits(b *strings.Builder, limits []Limit) {
+	if len(limits) == 0 {
+		return
+	}
+	b.WriteString("### The server's CPU beside the database's\n\nMean CPU, % of one core, median over repeats; busy: at 90 % or more of its cores.\n\n| run | contender | level | server | database | busy |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, l := range limits {
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %s |\n", l.Run, l.Contender, l.Level, l.ServerText(), l.DatabaseText(), l.Busy)
+	}
+	b.WriteString("\n")
 }
 
 // writeClaim is one claim: its verdict and reason, its conditions, its verdict at each core

@@ -490,14 +490,27 @@ func tagRecord(t load.TagResult, over time.Duration) results.Tag {
 	return out
 }
 
-// clientBound flags a cell whose client used ≥ 90 % of its cores, or sent more than 1 %
+// clientBound flags a cell whose client (with the lab's downstream and database beside it) used
+// ≥ 90 % of its cores, or sent more than 1 %
 // (and at least minLate) of its unbounded open-loop hits late: either way the client may
 // have set the pace. Lateness is judged over all such streams together, so that one late
 // probe in a 1/s stream does not condemn a cell.
 func clientBound(cell results.Cell, d load.Description, clientCores int) (bool, string) {
 	var why []string
-	if busy := cell.Client.Summary.CPUPctMean; busy >= clientBusyShare*100*float64(clientCores) {
-		why = append(why, fmt.Sprintf("client CPU %.0f%% of %d core(s)", busy, clientCores))
+	// The lab's downstream and database share the client's cores: together they can leave the
+	// client too little, and a reply they are slow to give is set down to the server.
+	busy, what := cell.Client.Summary.CPUPctMean, fmt.Sprintf("client CPU %.0f%%", cell.Client.Summary.CPUPctMean)
+	for _, h := range []struct {
+		name string
+		r    *results.Resources
+	}{{"downstream", cell.Downstream}, {"database", cell.Database}} {
+		if h.r != nil {
+			busy += h.r.Summary.CPUPctMean
+			what += fmt.Sprintf(" + %s %.0f%%", h.name, h.r.Summary.CPUPctMean)
+		}
+	}
+	if busy >= clientBusyShare*100*float64(clientCores) {
+		why = append(why, fmt.Sprintf("%s of %d core(s)", what, clientCores))
 	}
 	var late, sent int64
 	var worst float64

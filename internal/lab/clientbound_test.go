@@ -43,6 +43,17 @@ func TestClientBound(t *testing.T) {
 			t.Errorf("%s: bound=%v why=%q; want %v and %q", c.name, got, why, c.want, c.why)
 		}
 	}
+	// The lab's database and downstream run on the client's cores: their CPU counts with its.
+	helped := cell(40, nil)
+	helped.Database = &results.Resources{Summary: results.Usage{CPUPctMean: 45}}
+	helped.Downstream = &results.Resources{Summary: results.Usage{CPUPctMean: 10}}
+	if got, why := clientBound(helped, level, 1); !got || !strings.Contains(why, "client CPU 40% + downstream 10% + database 45% of 1 core(s)") {
+		t.Errorf("client 40%% beside database 45%% and downstream 10%%: bound=%v why=%q", got, why)
+	}
+	helped.Database.Summary.CPUPctMean = 20
+	if got, why := clientBound(helped, level, 1); got {
+		t.Errorf("client 40%% beside database 20%% and downstream 10%%: bound, %q", why)
+	}
 	if got, _ := clientBound(cell(95, nil), level, 2); got {
 		t.Error("95% of one core is not busy for a two-core client")
 	}

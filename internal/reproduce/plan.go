@@ -169,8 +169,8 @@ func New(scenarios []scenario.Scenario, contenders []*contender.Manifest, o Opti
 // Extend appends to rep the steps of the scenarios add, planned as rep's own plan would plan
 // them (its parts of --only, its repeats, quick or not) over contenders: for a scenario that
 // landed after rep began, so that one findings page holds it beside the others. A scenario
-// rep already has a step of is refused: its steps are carried on, never planned twice. The
-// notes say what was added, and when.
+// rep already has a step of is refused: its steps are carried on, never planned twice. Each
+// step added says when (Step.Added), and the findings say it beside its runs.
 func Extend(rep *results.Reproduction, scenarios []scenario.Scenario, contenders []*contender.Manifest, add []string, now time.Time) error {
 	var only []string
 	for _, w := range rep.Only {
@@ -190,14 +190,15 @@ func Extend(rep *results.Reproduction, scenarios []scenario.Scenario, contenders
 	if err != nil {
 		return fmt.Errorf("--add %s: %w", strings.Join(add, ","), err)
 	}
+	for i := range more.Steps {
+		more.Steps[i].Added = &now
+	}
 	rep.Steps = append(rep.Steps, more.Steps...)
 	for _, n := range more.Notes {
 		if slices.ContainsFunc(add, func(name string) bool { return strings.HasPrefix(n, name+": ") }) && !slices.Contains(rep.Notes, n) {
 			rep.Notes = append(rep.Notes, n)
 		}
 	}
-	rep.Notes = append(rep.Notes, fmt.Sprintf("%s: added on %s, after the reproduction began (arena reproduce --resume … --add); its runs record the arena that measured them.",
-		strings.Join(add, ", "), now.Format("2006-01-02 15:04")))
 	if len(rep.Only) > 0 {
 		rep.Only = append(rep.Only, add...)
 	}

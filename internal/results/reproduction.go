@@ -52,6 +52,9 @@ type Step struct {
 	Status string `json:"status,omitempty"`
 	// Forced are the differences a resume with --force-resume carried this step on despite.
 	Forced []string `json:"forced,omitempty"`
+	// Added is when `arena reproduce --resume … --add` appended the step, after the
+	// reproduction began; nil for the steps it was planned with.
+	Added *time.Time `json:"added,omitempty"`
 }
 
 // SaveReproduction writes rep's record into dir, atomically.

@@ -425,14 +425,17 @@ type CellSummary struct {
 	Tags      []TagSummary `json:"tags"`
 	// Resources and latency spread over the repeats that ended ok; Numbers over every repeat
 	// the load ran in (the rate of a contender that died on the way is part of the story).
-	CPUPct    Spread            `json:"cpu_pct"`
-	RSSMB     Spread            `json:"rss_mb_max"`
-	Threads   Spread            `json:"threads_max"`
-	Numbers   map[string]Spread `json:"numbers,omitempty"`
-	Noisy     bool              `json:"noisy"` // some figure varied by more than NoisySpread across repeats
-	NoisyWhy  []string          `json:"noisy_why,omitempty"`
-	ClientBnd bool              `json:"client_bound"`
-	SharedCPU bool              `json:"shared_cpu"` // some repeat's server CPUs were shared with other work
+	CPUPct  Spread `json:"cpu_pct"`
+	RSSMB   Spread `json:"rss_mb_max"`
+	Threads Spread `json:"threads_max"`
+	// DatabaseCPUPct is the lab's PostgreSQL's CPU over the same repeats, where the level had
+	// one: beside CPUPct, it shows when the database, not the stack, was the limit.
+	DatabaseCPUPct *Spread           `json:"database_cpu_pct,omitempty"`
+	Numbers        map[string]Spread `json:"numbers,omitempty"`
+	Noisy          bool              `json:"noisy"` // some figure varied by more than NoisySpread across repeats
+	NoisyWhy       []string          `json:"noisy_why,omitempty"`
+	ClientBnd      bool              `json:"client_bound"`
+	SharedCPU      bool              `json:"shared_cpu"` // some repeat's server CPUs were shared with other work
 	// Faults are the cells' delivery faults by kind, summed over every repeat the load ran
 	// in: a contender with any is marked and not ranked.
 	Faults map[string]int64 `json:"faults,omitempty"`

@@ -94,7 +94,7 @@ func Summarise(cells []Cell) ([]CellSummary, error) {
 
 func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) {
 	s := CellSummary{Contender: contender, Level: level, Repeats: len(cells)}
-	var cpu, rss, threads []float64
+	var cpu, rss, threads, dbCPU []float64
 	numbers := map[string][]float64{}
 	var profiles, clientProfiles []*Profile
 	for _, c := range cells {
@@ -124,8 +124,15 @@ func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) 
 		cpu = append(cpu, c.Server.Summary.CPUPctMean)
 		rss = append(rss, c.Server.Summary.RSSMBMax)
 		threads = append(threads, float64(c.Server.Summary.ThreadsMax))
+		if c.Database != nil {
+			dbCPU = append(dbCPU, c.Database.Summary.CPUPctMean)
+		}
 	}
 	s.CPUPct, s.RSSMB, s.Threads = SpreadOf(cpu), SpreadOf(rss), SpreadOf(threads)
+	if len(dbCPU) > 0 {
+		db := SpreadOf(dbCPU)
+		s.DatabaseCPUPct = &db
+	}
 	s.Profile, s.ClientProfile = MergeProfiles(profiles), MergeProfiles(clientProfiles)
 	for name, vals := range numbers {
 		if s.Numbers == nil {
