@@ -496,6 +496,31 @@ func TestDatabaseStudyHoldsThePool(t *testing.T) {
 	}
 }
 
+// Ctrl-C during a database cell stops the cell's PostgreSQL with the contender: the run ends
+// interrupted (130) with the finished cell kept, and no database process or folder is left.
+func TestCtrlCDuringADatabaseCellStopsTheDatabase(t *testing.T) {
+	e2e(t)
+	out := t.TempDir()
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "arena-postgres-*"))
+	cmd := exec.Command(arenaBin, "run", "database", "--quick", "--levels", "idle,held", "--contenders", "go-nethttp", "--out", out)
+	err := interruptAt(t, cmd, "[2/2]", 4*time.Second) // into the held cell's load
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v; want 130 after Ctrl-C", err)
+	}
+	run := loadRun(t, out, "database")
+	if run.Status != results.RunInterrupted || len(run.Cells) != 2 || run.Cells[0].Outcome.Status != results.OutcomeOK {
+		t.Fatalf("status %s, %d cells; want interrupted with the idle cell kept", run.Status, len(run.Cells))
+	}
+	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "arena-postgres-*"))
+	if len(after) > len(before) {
+		t.Errorf("database folders left after Ctrl-C: before %v, after %v", before, after)
+	}
+	if out, _ := exec.Command("pgrep", "-f", "arena-postgres-").Output(); len(out) > 0 {
+		t.Errorf("database processes left after Ctrl-C: %s", out)
+	}
+}
+
 // --profile records every runtime's profile with its own tool over the load and the report
 // draws a flame graph per contender, and the top-frames table, in a real browser.
 func TestProfileDrawsAFlameGraphPerContender(t *testing.T) {
