@@ -25,7 +25,7 @@ func (l *Lab) StartContender(m *contender.Manifest, port int, vars map[string]st
 		return nil, err
 	}
 	if prof != nil {
-		prof.Signal = in.Signal
+		prof.Signal, prof.Pid = in.Signal, in.Pid
 	}
 	return in, nil
 }

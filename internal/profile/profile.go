@@ -1,18 +1,20 @@
 // Package profile records a contender's CPU profile over a cell's measured load with its
-// stack's own profiler (JFR for a JVM, V8's sampler for Node, pprof for Go) and folds
+// stack's own profiler (JFR for a JVM, V8's sampler for Node, pprof for Go, py-spy for
+// Python) and folds
 // each into one form, collapsed stacks, from which results keep the top frames and the
 // flame graph the report draws.
 //
 // A JVM profiles its whole life, and only the samples stamped inside the load's window are
 // kept; Node's profiler (v8/profiler.cjs, preloaded) starts and stops on a signal at the
 // load's start and end; Go's pprof endpoint is read in one-second profiles from the load's
-// start to its end.
+// start to its end; py-spy attaches to a Python contender's processes for the load alone.
 package profile
 
 import (
 	"bufio"
 	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -34,6 +36,7 @@ const (
 	JFR   = "jfr"
 	V8    = "v8"
 	Pprof = "pprof"
+	PySpy = "py-spy"
 )
 
 var (
@@ -59,6 +62,13 @@ func ToolFor(m *contender.Manifest) (tool, why string) {
 			return Pprof, ""
 		}
 		return "", m.Name + " does not honour " + PprofVar + ", so pprof cannot reach it"
+	case "python":
+		if PySpyPath() != "" {
+			return PySpy, ""
+		}
+		return "", "py-spy, the profiler for the python runtime, is not installed: " + pySpyInstall
+	case "rust":
+		return "", "no profiler for the rust runtime yet: a native binary needs perf, whose kernel events this lab's machines may not give"
 	}
 	return "", fmt.Sprintf("no profiler for the %q runtime", m.Runtime)
 }
@@ -71,6 +81,8 @@ type Session struct {
 	// Signal sends a signal to the contender's whole process group: Node's profiler starts
 	// and stops on SIGUSR2.
 	Signal func(syscall.Signal) error
+	// Pid is the contender's main process, which py-spy attaches to.
+	Pid func() int
 
 	tool string
 	dir  string // the run's folder; files go under profiles/
@@ -80,6 +92,7 @@ type Session struct {
 	from, to time.Time // the load's window, which the JVM's samples are cut to
 	stacks   results.Stacks
 	pprof    *pprofReader
+	pyspy    pySpy
 	// client is arena's own CPU profile over the same load (runtime/pprof): the load
 	// engine's cost beside the server's; clientErr says why there is none.
 	client    bytes.Buffer
@@ -199,6 +212,13 @@ func (s *Session) Begin() {
 	if s.pprof != nil {
 		s.pprof.start()
 	}
+	if s.tool == PySpy {
+		if s.Pid == nil {
+			s.pyspy.err = errors.New("py-spy: no process to attach to")
+		} else {
+			s.pyspy.start(PySpyPath(), s.Pid(), s.path(".pyspy.txt"))
+		}
+	}
 	if s.WithClient {
 		s.client.Reset()
 		if s.clientErr = rpprof.StartCPUProfile(&s.client); s.clientErr == nil {
@@ -219,6 +239,7 @@ func (s *Session) End() {
 	if s.pprof != nil {
 		s.pprof.stop()
 	}
+	s.pyspy.stop()
 }
 
 // Wait waits for the last one-second pprof read to come back.
@@ -279,6 +300,9 @@ func (s *Session) Fold() *results.Profile {
 	case Pprof:
 		p.File = s.rel(s.path(".pb.gz"))
 		stacks, err = s.pprof.fold(s.path(".pb.gz"))
+	case PySpy:
+		p.File = s.rel(s.path(".pyspy.txt"))
+		stacks, err = s.pyspy.fold()
 	}
 	s.stacks = stacks
 	return s.finish(p, stacks, err, ".folded")

@@ -252,11 +252,101 @@ func TestToolForFollowsTheRuntime(t *testing.T) {
 		{contender.Manifest{Name: "n", Runtime: "node"}, V8},
 		{contender.Manifest{Name: "g", Runtime: "go", Knobs: []string{PprofVar}}, Pprof},
 		{contender.Manifest{Name: "g", Runtime: "go"}, ""},
-		{contender.Manifest{Name: "p", Runtime: "python"}, ""},
+		{contender.Manifest{Name: "r", Runtime: "rust"}, ""},
+		{contender.Manifest{Name: "o", Runtime: "other"}, ""},
 	} {
 		tool, why := ToolFor(&tt.m)
 		if tool != tt.tool || (tool == "") != (why != "") {
 			t.Errorf("%s (%s): %q, %q; want %q and a reason only without a tool", tt.m.Name, tt.m.Runtime, tool, why, tt.tool)
 		}
+	}
+}
+
+// py-spy attaches to a running Python process for the load alone and its samples are folded
+// as the other profilers' are: a function spinning in the interpreter is the hot spot. Without
+// py-spy the python runtime has no tool, and the reason says how to install it.
+func TestPySpyRecordsAPythonProcess(t *testing.T) {
+	m := &contender.Manifest{Name: "p", Runtime: "python"}
+	if os.Getenv("ARENA_ROOT") == "" { // go test from the Makefile: the lab is two folders up
+		root, err := filepath.Abs(filepath.Join("..", ".."))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("ARENA_ROOT", root)
+	}
+	if PySpyPath() == "" {
+		tool, why := ToolFor(m)
+		if tool != "" || !strings.Contains(why, "pip install py-spy=="+PySpyVersion) {
+			t.Fatalf("without py-spy: %q, %q", tool, why)
+		}
+		t.Skip("py-spy is not installed (.ci/run installs it): " + why)
+	}
+	if tool, _ := ToolFor(m); tool != PySpy {
+		t.Fatalf("python's tool %q with py-spy installed", tool)
+	}
+	// A file, not -c: py-spy names each process by its command line in the stacks, and a
+	// script on the command line would bring its newlines into them.
+	script := filepath.Join(t.TempDir(), "spin.py")
+	if err := os.WriteFile(script, []byte(`
+def spin_python():
+    n = 0
+    while True:
+        for i in range(10000):
+            n += i * i
+print("ready", flush=True)
+spin_python()
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	py := exec.Command("python3", script)
+	out, _ := py.StdoutPipe()
+	if err := py.Start(); err != nil {
+		t.Skipf("python3: %v", err)
+	}
+	defer func() { _ = py.Process.Kill(); _ = py.Wait() }()
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("python said %q", line)
+	}
+	s, err := New(PySpy, t.TempDir(), "py-cell", contender.JDK{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pid = func() int { return py.Process.Pid }
+	s.Begin()
+	time.Sleep(1500 * time.Millisecond)
+	s.End()
+	p := s.Fold()
+	if p.Error != "" || p.Samples < 50 {
+		t.Fatalf("profile %+v; want samples over 1.5 s at 100 Hz and no error", p)
+	}
+	if n := hot(mustRead(t, s.dir, p.Folded), "spin_python"); n < p.Samples/2 {
+		t.Fatalf("spin_python in %d of %d samples; want most", n, p.Samples)
+	}
+}
+
+// A process py-spy cannot read (no Python in it) gives a profile that says why, not an empty one.
+func TestPySpySaysWhyItRecordedNothing(t *testing.T) {
+	if os.Getenv("ARENA_ROOT") == "" {
+		root, _ := filepath.Abs(filepath.Join("..", ".."))
+		t.Setenv("ARENA_ROOT", root)
+	}
+	if PySpyPath() == "" {
+		t.Skip("py-spy is not installed (.ci/run installs it)")
+	}
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	s, err := New(PySpy, t.TempDir(), "not-python", contender.JDK{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pid = func() int { return sleeper.Process.Pid }
+	s.Begin()
+	time.Sleep(500 * time.Millisecond)
+	s.End()
+	if p := s.Fold(); p.Samples != 0 || !strings.HasPrefix(p.Error, "py-spy: ") {
+		t.Fatalf("profile %+v; want no samples and py-spy's reason", p)
 	}
 }
