@@ -15,8 +15,10 @@ import (
 	"time"
 )
 
-// skipDirs are build outputs and caches under a source folder: they never count as sources.
-var skipDirs = map[string]bool{"target": true, "node_modules": true, "build": true, ".git": true, "bin": true, "out": true}
+// skipDirs are build outputs and caches under a source folder: they never count as sources
+// (Python writes __pycache__ beside the modules it imports, at start, not at build).
+var skipDirs = map[string]bool{"target": true, "node_modules": true, "build": true, ".git": true, "bin": true, "out": true,
+	".venv": true, "__pycache__": true}
 
 // SourceHash fingerprints what a build reads: the build command, the runtime and every
 // source file's path and bytes. The same hash means the same build.

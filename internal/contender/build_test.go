@@ -77,6 +77,12 @@ func TestSourceHash(t *testing.T) {
 		{"whole folder: node_modules/ changed", []string{"."}, func(t *testing.T, m *Manifest) {
 			writeFiles(t, m.Dir, map[string]string{"node_modules/x/y.js": "rebuilt"})
 		}, false},
+		{"python's __pycache__ written at start", []string{"src"}, func(t *testing.T, m *Manifest) {
+			writeFiles(t, m.Dir, map[string]string{"src/main/__pycache__/app.cpython-311.pyc": "bytecode"})
+		}, false},
+		{"whole folder: a venv rebuilt", []string{"."}, func(t *testing.T, m *Manifest) {
+			writeFiles(t, m.Dir, map[string]string{".venv/bin/python": "rebuilt"})
+		}, false},
 		{"whole folder: source changed", []string{"."}, func(t *testing.T, m *Manifest) {
 			writeFiles(t, m.Dir, map[string]string{"src/main/App.java": "class App { int y; }"})
 		}, true},
