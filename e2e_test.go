@@ -54,10 +54,16 @@ func e2e(t *testing.T) {
 // arena runs the binary with a deadline and returns its combined output and exit code.
 func arena(t *testing.T, timeout time.Duration, args ...string) (string, int) {
 	t.Helper()
+	return arenaAt(t, mustAbs(t, "."), timeout, args...)
+}
+
+// arenaAt is arena with the lab at root.
+func arenaAt(t *testing.T, root string, timeout time.Duration, args ...string) (string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, arenaBin, args...)
-	cmd.Env = append(os.Environ(), "ARENA_ROOT="+mustAbs(t, "."))
+	cmd.Env = append(os.Environ(), "ARENA_ROOT="+root)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

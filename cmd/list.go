@@ -25,9 +25,9 @@ func newListCmd() *cobra.Command {
 			}
 			ms, discoverErr := contender.Discover(root + "/contenders")
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "CONTENDER\tMODEL\tSTACK\tKNOBS")
+			fmt.Fprintln(w, "CONTENDER\tMODEL\tRUNTIME\tFEATURES\tKNOBS\tSTACK")
 			for _, m := range ms {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", m.Name, m.Model, m.Stack, strings.Join(m.Knobs, ","))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Model, m.Runtime, orDash(strings.Join(m.Features, ",")), orDash(strings.Join(m.Knobs, ",")), m.Stack)
 			}
 			fmt.Fprintln(w)
 			fmt.Fprintln(w, "SCENARIO\tPRESETS\tSTUDY")
@@ -40,4 +40,12 @@ func newListCmd() *cobra.Command {
 			return discoverErr // a broken manifest is reported after what could be listed
 		},
 	}
+}
+
+// orDash is s, or "-" where it is empty, so that every row keeps its columns.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

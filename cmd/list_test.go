@@ -27,15 +27,19 @@ func TestList(t *testing.T) {
 		t.Fatalf("arena list printed no two tables:\n%s", o.stdout)
 	}
 	rows := strings.Split(contenders, "\n")
-	if got := strings.Fields(rows[0]); strings.Join(got, " ") != "CONTENDER MODEL STACK KNOBS" {
+	if got := strings.Fields(rows[0]); strings.Join(got, " ") != "CONTENDER MODEL RUNTIME FEATURES KNOBS STACK" {
 		t.Errorf("contenders' header %q", rows[0])
 	}
 	if len(rows)-1 != len(known) {
 		t.Errorf("%d contender rows, want %d:\n%s", len(rows)-1, len(known), contenders)
 	}
 	for i, m := range known {
-		if i+1 < len(rows) && !strings.HasPrefix(rows[i+1], m.Name+" ") {
-			t.Errorf("row %d %q, want %s (sorted by name)", i+1, rows[i+1], m.Name)
+		if i+1 >= len(rows) {
+			break
+		}
+		f := strings.Fields(rows[i+1])
+		if len(f) < 6 || f[0] != m.Name || f[1] != m.Model || f[2] != m.Runtime || strings.Join(f[5:], " ") != m.Stack {
+			t.Errorf("row %d %q, want %s, its model, runtime and stack (sorted by name)", i+1, rows[i+1], m.Name)
 		}
 	}
 

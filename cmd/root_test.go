@@ -219,7 +219,7 @@ func TestBadArenaRoot(t *testing.T) {
 		{"run", "--server-cpus", "0", "--client-cpus", "0", "--out", t.TempDir()},
 	} {
 		o := execute(t, args...)
-		if o.err == nil || !strings.Contains(o.err.Error(), "has no contenders/ folder") {
+		if o.err == nil || !strings.Contains(o.err.Error(), "is not a lab: it needs both a contenders/ and a scenarios/ folder") {
 			t.Errorf("arena %s with a bad ARENA_ROOT: %v", strings.Join(args, " "), o.err)
 		}
 	}

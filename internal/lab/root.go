@@ -23,7 +23,7 @@ func FindRoot() (string, error) {
 		if isRoot(r) {
 			return filepath.Abs(r)
 		}
-		return "", errors.New("ARENA_ROOT=" + r + " has no contenders/ folder")
+		return "", errors.New("ARENA_ROOT=" + r + " is not a lab: it needs both a contenders/ and a scenarios/ folder")
 	}
 	var starts []string
 	if wd, err := os.Getwd(); err == nil {
