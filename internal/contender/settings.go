@@ -22,7 +22,7 @@ func (s Settings) JavaOpts() string {
 // inheritedButUnfair are variables that would silently change one runtime's settings.
 var inheritedButUnfair = []string{
 	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS", "JAVA_HOME",
-	"NODE_OPTIONS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "RUSTFLAGS",
+	"NODE_OPTIONS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC", "VIRTUAL_ENV", "RUSTFLAGS",
 	"PORT", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "BIND_ADDRESS", "ARENA_V8_PROFILE_DIR",
 }
 
@@ -35,7 +35,9 @@ func (s Settings) Env(m *Manifest, vars map[string]string, flags ...string) ([]s
 	path := os.Getenv("PATH")
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == "PATH" || contains(inheritedButUnfair, name) {
+		// Every PYTHON* variable tunes CPython (its path, bytecode, buffering, asyncio's debug
+		// mode, the hash seed): a machine's own would make its Python contenders differ.
+		if name == "PATH" || contains(inheritedButUnfair, name) || strings.HasPrefix(name, "PYTHON") {
 			continue
 		}
 		env = append(env, kv)

@@ -32,6 +32,7 @@ func TestSettingsEnv(t *testing.T) {
 		"JAVA_TOOL_OPTIONS": "-Xmx8g", "_JAVA_OPTIONS": "-Xmx8g", "JDK_JAVA_OPTIONS": "-Xmx8g",
 		"JAVA_OPTS": "-Xmx8g", "JAVA_HOME": "/opt/old-jdk", "NODE_OPTIONS": "--max-old-space-size=8000",
 		"GOMAXPROCS": "64", "GOMEMLIMIT": "8GiB", "GOGC": "off", "PYTHONPATH": "/elsewhere", "VIRTUAL_ENV": "/elsewhere/venv",
+		"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "PYTHONASYNCIODEBUG": "1",
 		"PORT": "9999", "WORKER_THREADS": "500", "DOWNSTREAM_URL": "http://elsewhere", "BACKPRESSURE": "off",
 	}
 	for k, v := range inherited {
@@ -82,7 +83,7 @@ func TestSettingsEnv(t *testing.T) {
 					t.Errorf("inherited %s=%s reached the contender", k, v)
 				}
 			}
-			for _, k := range []string{"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "GOMAXPROCS", "GOGC"} {
+			for _, k := range []string{"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "GOMAXPROCS", "GOGC", "PYTHONDONTWRITEBYTECODE", "PYTHONASYNCIODEBUG"} {
 				if v, ok := got[k]; ok {
 					t.Errorf("%s=%q is set; want it absent", k, v)
 				}
