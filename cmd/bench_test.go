@@ -166,6 +166,10 @@ func TestNoFlagNamesAnAddress(t *testing.T) {
 		"add":          "names of scenarios, looked up in the registry",
 		"resume":       "a reproduction's folder to read",
 		"markdown":     "a file for the findings",
+		// Judging for CI (issue 25): words and expressions read against the run's own figures.
+		"fail-on":   "words, each one of gate.Words, refused otherwise",
+		"threshold": "arena run and reproduce: [stream:]figure<value, the stream one of the plan's tags (gate.ParseThreshold); arena compare: a per cent",
+		"junit":     "a file the checks are written to",
 		// Multi-host runs (issue 13): control traffic goes to agents; load goes only to the
 		// contender, which listens on this host (place.CheckLocalAddress binds the address first).
 		"listen":            "the agent's own listening address; it sends load only to its --server-address (loopback without one), whatever a job says",

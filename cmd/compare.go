@@ -1,22 +1,33 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/arena-lab/arena/internal/compare"
+	"github.com/arena-lab/arena/internal/gate"
 	"github.com/arena-lab/arena/internal/lab"
 	"github.com/arena-lab/arena/internal/scenario"
 	"github.com/arena-lab/arena/report"
 )
 
+// compareOptions are arena compare's flags.
+type compareOptions struct {
+	out        string
+	alpha      float64
+	regression bool    // --fail-on-regression
+	threshold  string  // --threshold, as given
+	allowed    float64 // --threshold, in per cent
+	junit      string
+}
+
 func newCompareCmd() *cobra.Command {
-	var (
-		out   string
-		alpha float64
-	)
+	o := &compareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare A B",
 		Short: "Tell two runs of one scenario apart: per contender and level, what changed and whether it is significant",
@@ -26,46 +37,110 @@ form and load: say before and after an upgrade, or without and with a setting (a
 requests/s and the response time's p50, p99 and p99.9 of A and B (the median of the
 repeats, ± half their range), the change in per cent, and a Mann-Whitney U test over the
 repeats, as benchstat does: "~" where the change is not significant. It writes the same as
-a page. Runs of different scenarios, presets, forms or loads are refused.`,
+a page. Runs of different scenarios, presets, forms or loads are refused.
+
+For CI: --fail-on-regression exits 2 when some figure of B is worse than A's (fewer
+requests/s, a higher percentile) significantly and by more than --threshold (10 % by
+default: two runs of one setting can drift apart by 5 %), or when B fails more than 1 % of
+a stream's requests and A does not; it names each. It needs repeats enough for the test to
+reach --alpha (4 or more a side at 0.05): with fewer it is refused, since it could never
+fail. --junit writes every compared figure as a test case.
+
+` + exitHelp,
 		Example: `  arena run sleep --contenders spring-mvc --levels sleep-c200 --quick --repeat 5
   arena run sleep --contenders spring-mvc --levels sleep-c200 --quick --repeat 5 --env WORKER_THREADS=11
-  arena compare 20261123-100000-sleep 20261123-101500-sleep`,
+  arena compare 20261123-100000-sleep 20261123-101500-sleep
+  arena compare 20261123-100000-sleep 20261123-101500-sleep --fail-on-regression --threshold 5% --junit compare.xml`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if alpha <= 0 || alpha >= 1 {
-				return fmt.Errorf("--alpha %g: give a P between 0 and 1, e.g. 0.05", alpha)
-			}
-			root, err := lab.FindRoot()
-			if err != nil {
+			if err := o.validate(cmd.Flags().Changed); err != nil {
 				return err
 			}
-			a, err := findRun(root, args[0])
-			if err != nil {
-				return err
-			}
-			b, err := findRun(root, args[1])
-			if err != nil {
-				return err
-			}
-			c, err := compare.Runs(a.Run, b.Run, alpha)
-			if err != nil {
-				return err
-			}
-			c.MaxFailedPct = scenario.MaxFailedPct // a side failing more is read as failing, not faster
-			if out == "" {
-				out = filepath.Join(b.dir, "compare-"+a.ID+".html")
-			}
-			if err := compare.Write(cmd.OutOrStdout(), c); err != nil {
-				return err
-			}
-			if err := report.WriteCompare(c, report.ChartLibPath(root), out); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "\npage: %s\n", out)
-			return nil
+			return o.run(cmd, args[0], args[1])
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the page (default: compare-<A>.html in B's folder)")
-	cmd.Flags().Float64Var(&alpha, "alpha", compare.DefaultAlpha, "a change is significant when the U test's P is below this")
+	f := cmd.Flags()
+	f.StringVarP(&o.out, "output", "o", "", "where to write the page (default: compare-<A>.html in B's folder)")
+	f.Float64Var(&o.alpha, "alpha", compare.DefaultAlpha, "a change is significant when the U test's P is below this")
+	f.BoolVar(&o.regression, "fail-on-regression", false, "exit 2 when a figure of B is significantly worse than A's by more than --threshold, and say which")
+	f.StringVar(&o.threshold, "threshold", fmt.Sprintf("%g%%", gate.DefaultRegression), "with --fail-on-regression: how much worse B may be, in per cent of A's median")
+	f.StringVar(&o.junit, "junit", "", "write every compared figure as a JUnit test case to this file, for CI's test viewers")
 	return cmd
+}
+
+// validate checks the flags before any run is read.
+func (o *compareOptions) validate(changed func(string) bool) error {
+	if o.alpha <= 0 || o.alpha >= 1 {
+		return fmt.Errorf("--alpha %g: give a P between 0 and 1, e.g. 0.05", o.alpha)
+	}
+	if changed("threshold") && !o.regression {
+		return errors.New("--threshold goes with --fail-on-regression")
+	}
+	allowed, err := gate.ParsePercent(o.threshold)
+	if err != nil {
+		return err
+	}
+	o.allowed = allowed
+	return checkJUnitPath(o.junit)
+}
+
+// run compares run b against run a, prints the table and writes the page, then judges the
+// regressions when asked.
+func (o *compareOptions) run(cmd *cobra.Command, a, b string) error {
+	root, err := lab.FindRoot()
+	if err != nil {
+		return err
+	}
+	ra, err := findRun(root, a)
+	if err != nil {
+		return err
+	}
+	rb, err := findRun(root, b)
+	if err != nil {
+		return err
+	}
+	c, err := compare.Runs(ra.Run, rb.Run, o.alpha)
+	if err != nil {
+		return err
+	}
+	c.MaxFailedPct = scenario.MaxFailedPct // a side failing more is read as failing, not faster
+	if o.regression && !gate.Testable(c) {
+		return fmt.Errorf("--fail-on-regression cannot fail on these runs: %s", strings.TrimPrefix(c.TooFew(), "note: "))
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join(rb.dir, "compare-"+ra.ID+".html")
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := compare.Write(stdout, c); err != nil {
+		return err
+	}
+	if err := report.WriteCompare(c, report.ChartLibPath(root), out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "\npage: %s\n", out)
+	return o.judge(c, stdout, stderr)
+}
+
+// judge prints the regressions (--fail-on-regression), writes --junit, and returns a
+// gateFailed when some figure regressed.
+func (o *compareOptions) judge(c *compare.Comparison, stdout, stderr io.Writer) error {
+	if !o.regression && o.junit == "" {
+		return nil
+	}
+	checks := gate.Regressions(c, o.allowed, o.regression)
+	described := fmt.Sprintf("--fail-on-regression: significant at p < %g and worse by more than %g %%", c.Alpha, o.allowed)
+	suite := gate.Suite{Name: c.A.ID + " → " + c.B.ID, Package: "arena.compare." + c.A.Scenario.Name, Timestamp: c.B.Started,
+		Hostname: c.B.Env.Host, Checks: checks, Properties: []gate.Property{{Name: "A", Value: c.A.ID}, {Name: "B", Value: c.B.ID},
+			{Name: "alpha", Value: fmt.Sprint(c.Alpha)}, {Name: "threshold", Value: fmt.Sprintf("%g%%", o.allowed)}}}
+	if o.regression {
+		printGate(stdout, "Regressions ("+described+")", false, []gate.Suite{suite})
+	}
+	if o.junit != "" {
+		if err := writeJUnit(o.junit, "arena compare "+c.A.ID+" "+c.B.ID, []gate.Suite{suite}); err != nil {
+			return fmt.Errorf("junit: not written: %w", err)
+		}
+		fmt.Fprintf(stderr, "junit: %s\n", o.junit)
+	}
+	return failedOf(checks, described)
 }

@@ -36,6 +36,7 @@ type reproduceOptions struct {
 	out        string
 	dryRun     bool
 	markdown   string
+	gf         gateFlags
 }
 
 func newReproduceCmd() *cobra.Command {
@@ -60,7 +61,12 @@ another heap or other CPUs, on another machine or by another arena is not carrie
 finished reproduction renders its findings again with this arena's rules; --markdown
 writes them as Markdown too (docs/findings.md). --add with --resume appends a scenario that
 landed after the reproduction began, planned as its own plan would plan it (its parts, its
-repeats), so that one findings page holds it beside the others.`,
+repeats), so that one findings page holds it beside the others.
+
+` + gateHelp + ` Every run of the reproduction is judged, each
+with its summary.json; --junit holds a test suite per run.
+
+` + exitHelp,
 		Example: `  arena reproduce --dry-run
   arena reproduce
   arena reproduce --only studies --repeat 5
@@ -68,7 +74,8 @@ repeats), so that one findings page holds it beside the others.`,
   arena reproduce --only isolation,downstream --contenders spring-mvc,spring-webflux,vertx
   arena reproduce --resume runs/reproduce-20261123-093000
   arena reproduce --resume runs/reproduce-20261123-093000 --markdown docs/findings.md
-  arena reproduce --resume runs/reproduce-20261123-093000 --add database --force-resume`,
+  arena reproduce --resume runs/reproduce-20261123-093000 --add database --force-resume
+  arena reproduce --only studies --quick --fail-on fails,crashed,unresponsive --junit junit.xml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(cmd.Flags().Changed); err != nil {
@@ -96,6 +103,7 @@ func (o *reproduceOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.out, "out", "", "folder for reproduce-<date>/ (default: <lab>/runs)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and its ETA, and run nothing")
 	f.StringVar(&o.markdown, "markdown", "", "also write the findings as Markdown to this file (e.g. docs/findings.md)")
+	o.gf.register(cmd)
 }
 
 // validate checks the repeats, and that --resume comes with none of the flags that make a
@@ -108,6 +116,9 @@ func (o *reproduceOptions) validate(changed func(name string) bool) error {
 		if r.n < 1 || r.n > 100 {
 			return fmt.Errorf("--%s %d: give 1 to 100", r.flag, r.n)
 		}
+	}
+	if err := o.gf.parse(); err != nil {
+		return err
 	}
 	if o.force && o.resume == "" {
 		return errors.New("--force-resume goes with --resume")
@@ -140,6 +151,9 @@ func (o *reproduceOptions) run(cmd *cobra.Command) error {
 	}
 	rep, dir, err := o.plan(l.Root, all)
 	if err != nil {
+		return err
+	}
+	if err := o.gf.checkTags(stepSpecs(rep)...); err != nil {
 		return err
 	}
 	if o.dryRun {
@@ -209,14 +223,17 @@ func (o *reproduceOptions) carryOut(cmd *cobra.Command, l *lab.Lab, all []*conte
 	if page != "" {
 		fmt.Fprintf(stderr, "findings:     %s\n", page)
 	}
+	failed, gateErr := o.gf.judgeReproduction(rep, dir, stdout, stderr)
 	switch {
 	case runErr != nil:
 		return runErr
 	case rep.Status == results.RunInterrupted:
 		fmt.Fprintf(stderr, "interrupted: carry on with  arena reproduce --resume %s\n", dir)
-		return errors.Join(errInterrupted, findErr)
+		return errors.Join(errInterrupted, findErr, gateErr)
+	case findErr != nil || gateErr != nil:
+		return errors.Join(findErr, gateErr)
 	}
-	return findErr
+	return failed
 }
 
 // writeFindings renders the findings page into the reproduction's folder, and the Markdown

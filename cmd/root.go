@@ -18,11 +18,22 @@ import (
 	"github.com/arena-lab/arena/internal/lab"
 )
 
-// exitInterrupted is the shell's convention for a run stopped with Ctrl-C.
-const exitInterrupted = 130
+// Exit statuses (exitHelp says them in --help): the shell's convention for a run stopped
+// with Ctrl-C, a check that failed (as Gatling's assertions exit 2), and any other error.
+const (
+	exitError       = 1
+	exitFailed      = 2
+	exitInterrupted = 130
+)
 
 // errInterrupted ends a command that the user stopped after it saved what it had.
 var errInterrupted = errors.New("interrupted")
+
+// gateFailed ends a command that ran (or compared) to the end but failed a check it was
+// asked to: a --fail-on word, a --threshold, a regression (exit status 2).
+type gateFailed struct{ what string }
+
+func (e *gateFailed) Error() string { return e.what }
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
@@ -86,14 +97,18 @@ func runArena(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	_, failed := err.(*gateFailed) // the command's own error, not joined to another
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
+	case failed:
+		fmt.Fprintln(stderr, "arena:", err)
+		return exitFailed
 	default:
 		fmt.Fprintln(stderr, "arena:", err)
-		return 1
+		return exitError
 	}
 }
 

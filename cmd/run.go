@@ -32,13 +32,20 @@ func newRunCmd() *cobra.Command {
 fails), then measures each one on the scenario, one fresh server per cell, and writes
 runs/<id>/ with results.json, results.csv, .hlog interval logs, logs and report.html.
 Ctrl-C stops cleanly: the server is stopped and every finished cell is kept.
+summary.json beside them holds every verdict on a page: a check per cell, claim and threshold.
 
 With no scenario it is a first look: the isolation study (seed 004) in its quick form on
 four models, ` + strings.Join(firstLook, ", ") + `: does a slow endpoint starve the fast
 ones? Any flag given overrides its choice. Name a scenario to run it on every contender;
-arena reproduce runs all five studies.`,
+arena reproduce runs all five studies.
+
+` + gateHelp + `
+
+` + exitHelp,
 		Example: `  arena run
   arena run isolation --contenders spring-mvc,spring-webflux --quick
+  arena run isolation --quick --contenders spring-mvc --fail-on fails,crashed --junit junit.xml
+  arena run sleep --quick --levels sleep-c200 --threshold 'sleep:p99<150ms' --threshold 'errors<0.1%' 
   arena run isolation --preset default --repeat 3 --duration 30s
   arena run sleep --contenders spring-mvc --levels sleep-c200 --quick --repeat 5 --env WORKER_THREADS=11
   arena run downstream --quick --profile --contenders spring-webflux,vertx
@@ -50,20 +57,29 @@ arena reproduce runs all five studies.`,
 			if _, err := checkSpec(spec); err != nil {
 				return err
 			}
+			if err := rf.gf.parse(); err != nil {
+				return err
+			}
+			if err := rf.gf.checkTags(spec); err != nil {
+				return err
+			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			pl, err := rf.af.placement(stderr)
 			if err != nil {
 				return err
 			}
 			if pl.Remote() {
+				if rf.gf.given() {
+					return errors.New("--fail-on, --threshold and --junit judge a run carried out by this process: not yet a server host's (--hosts with a server, --kubernetes)")
+				}
 				return runRemote(cmd.Context(), pl, spec, rf.runsDir, stdout, stderr)
 			}
 			lead := ""
 			if len(args) == 0 {
 				lead = "arena run: a first look at study 004 (isolation): does a slow endpoint starve the fast ones? `arena run --help` says how to shape it, `arena reproduce` runs all five studies.\n"
 			}
-			_, err = runSpec(cmd.Context(), spec, pl, rf.runsDir, os.Args, lead, stdout, stderr)
-			return err
+			run, dir, err := measure(cmd.Context(), spec, pl, rf.runsDir, os.Args, lead, stdout, stderr)
+			return rf.gf.afterRun(run, dir, err, stdout, stderr)
 		},
 	}
 	rf.register(cmd)
@@ -75,6 +91,7 @@ arena reproduce runs all five studies.`,
 type runFlags struct {
 	lf                labFlags
 	af                agentFlags
+	gf                gateFlags
 	spec              results.RunSpec
 	duration, timeout time.Duration
 	runsDir           string
@@ -83,6 +100,7 @@ type runFlags struct {
 func (rf *runFlags) register(cmd *cobra.Command) {
 	rf.lf.register(cmd)
 	rf.af.register(cmd)
+	rf.gf.register(cmd)
 	f, s := cmd.Flags(), &rf.spec
 	f.StringSliceVar(&s.Contenders, "contenders", nil, "contenders to run, comma-separated (default: all; see arena list)")
 	f.StringVar(&s.Preset, "preset", "", "the scenario's preset (see arena list; default: the study's own)")
@@ -144,24 +162,34 @@ func checkSpec(spec results.RunSpec) (scenario.Scenario, error) {
 // stderr (after lead, once the run can begin), and returns the run's status ("" when none
 // began). `arena run` and a server agent both run a spec through it.
 func runSpec(ctx context.Context, spec results.RunSpec, pl place.Placement, runsDir string, command []string, lead string, stdout, stderr io.Writer) (string, error) {
+	run, dir, err := measure(ctx, spec, pl, runsDir, command, lead, stdout, stderr)
+	if run == nil || dir == "" {
+		return "", err
+	}
+	return run.Status, err
+}
+
+// measure is runSpec's work: it returns the run and its folder (nil and "" when nothing
+// was measured, or there was nowhere to write) and the run's error.
+func measure(ctx context.Context, spec results.RunSpec, pl place.Placement, runsDir string, command []string, lead string, stdout, stderr io.Writer) (*results.Run, string, error) {
 	sc, err := checkSpec(spec)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if spec.Port != 0 {
 		if err := contender.PortFree(spec.Port); err != nil {
-			return "", err
+			return nil, "", err
 		}
 	}
 	lf := labFlags{serverCPUs: spec.ServerCPUs, clientCPUs: spec.ClientCPUs, heapMB: spec.HeapMB}
 	l, ms, err := lf.openWith(stderr, spec.Contenders)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	l.Hurry = hurryOf(ctx)
 	placed, err := pl.Open(ctx, l)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	defer placed.Stop()
 	l.Agents = placed.Agents
@@ -170,7 +198,7 @@ func runSpec(ctx context.Context, spec results.RunSpec, pl place.Placement, runs
 	}
 	if spec.ID != "" {
 		if _, err := os.Stat(filepath.Join(runsDir, spec.ID, results.JSONFile)); err == nil {
-			return "", fmt.Errorf("--id %s: %s already holds a run; choose another name (arena reproduce --resume carries a stopped reproduction on)", spec.ID, filepath.Join(runsDir, spec.ID))
+			return nil, "", fmt.Errorf("--id %s: %s already holds a run; choose another name (arena reproduce --resume carries a stopped reproduction on)", spec.ID, filepath.Join(runsDir, spec.ID))
 		}
 	}
 	fmt.Fprint(stderr, lead)
@@ -181,12 +209,12 @@ func runSpec(ctx context.Context, spec results.RunSpec, pl place.Placement, runs
 	}
 	run, dir, runErr := l.Run(ctx, lab.RunOptions{Spec: spec, Scenario: sc, Contenders: ms, RunsDir: runsDir, Command: command})
 	if run == nil || dir == "" { // nothing measured, nowhere to write
-		return "", runErr
+		return nil, "", runErr
 	}
 	if repErr := reportRun(l, run, dir, stdout, stderr); runErr == nil {
 		runErr = repErr
 	}
-	return run.Status, runErr
+	return run, dir, runErr
 }
 
 // reportRun draws the run's report and prints its summary and where it is; an interrupted
