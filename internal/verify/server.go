@@ -62,6 +62,11 @@ func (s *Server) after(ctx context.Context, group, what string) Check {
 	if err != nil {
 		now = nil // the root is gone: every pid left
 	}
+	if !c.OK {
+		// Not ready: it may be dying of this input (a reset while its process exits), so its
+		// death is read once the tree has settled, at this input rather than the next one.
+		now = s.settled(now)
+	}
 	if gone, came := diff(s.pids, now); len(gone)+len(came) > 0 {
 		// A primary may be replacing a dead worker: wait for the tree to settle, so that the
 		// death and its replacement are one change, reported at this input.
