@@ -28,9 +28,10 @@ type Tool struct{ Command, Install string }
 const OtherRuntime = "other"
 
 // runtimes are the toolchains arena knows. Java's JDK is found apart (FindJDK: the machine's
-// default java may be too old), so only its build tool is listed.
+// default java may be too old); its build tool is the manifest's build command's (Maven,
+// Gradle's wrapper), not the runtime's, so none is listed.
 var runtimes = []Runtime{
-	{Name: "java", Requires: []Tool{{"mvn", "apt-get install maven"}}},
+	{Name: "java"},
 	{Name: "node", Requires: []Tool{{"node", "Node.js 20 or newer (nodejs.org, or apt-get install nodejs)"}, {"npm", "apt-get install npm"}},
 		Memory: func(heapMB int, flags []string) []string {
 			opts := append([]string{fmt.Sprintf("--max-old-space-size=%d", heapMB)}, flags...)
