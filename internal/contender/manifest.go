@@ -30,6 +30,7 @@ var Models = []string{
 	"event-loop-processes", // one event loop per process, several processes (Node cluster)
 	"actors",               // actor messages and futures (Play on Akka)
 	"goroutines",           // a goroutine per request, blocking calls (Go)
+	"coroutines",           // a coroutine per request, suspending waits on a few threads (Kotlin: Ktor)
 }
 
 // Features are the parts of the contract beyond HTTP that a contender may implement.

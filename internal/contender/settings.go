@@ -22,7 +22,7 @@ func (s Settings) JavaOpts() string {
 // inheritedButUnfair are variables that would silently change one runtime's settings.
 var inheritedButUnfair = []string{
 	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS", "JAVA_HOME",
-	"NODE_OPTIONS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC", "VIRTUAL_ENV", "RUSTFLAGS",
+	"NODE_OPTIONS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC", "VIRTUAL_ENV", "RUSTFLAGS", "TOKIO_WORKER_THREADS", "RUST_MIN_STACK",
 	"PORT", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "BIND_ADDRESS", "ARENA_V8_PROFILE_DIR",
 }
 

@@ -360,7 +360,7 @@ func claimPlatformOutServes(run *results.Run, idx scenario.Summaries) results.Cl
 }
 
 // nonBlocking are the models that wait without holding a thread of a bounded pool.
-var nonBlocking = []string{"reactive", "event-loop", "event-loop-bus", "event-loop-workers", "event-loop-processes", "virtual-threads", "goroutines", "actors"}
+var nonBlocking = []string{"reactive", "event-loop", "event-loop-bus", "event-loop-workers", "event-loop-processes", "virtual-threads", "goroutines", "coroutines", "actors"}
 
 // reactiveModels are the models that use a non-blocking driver on their loop.
 var reactiveModels = []string{"reactive", "event-loop", "event-loop-bus", "event-loop-processes"}
