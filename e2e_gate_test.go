@@ -2,8 +2,8 @@ package main
 
 // End-to-end: the gate for CI (issue 25) on the real binary and real contenders. The
 // isolation study starves the blocking servlet at 11 request threads and not WebFlux, so
-// `--fail-on fails` fails the one and passes the other; a compare of spring-mvc against a
-// second run of itself passes --fail-on-regression, and against WORKER_THREADS=11 fails it.
+// `--fail-on fails` fails the one and passes the other. compare's --fail-on-regression is
+// tested on TestCompareTellsASettingApart's runs (e2e_reproduce_test.go), which it shares.
 
 import (
 	"encoding/xml"
@@ -112,42 +112,5 @@ func TestGatePassesTheIsolatedCell(t *testing.T) {
 	}
 	if s.Result != gate.ResultPassed || s.Failed != 0 || doc.Failures != 0 {
 		t.Errorf("summary.json %s with %d failed, JUnit %d failures:\n%s", s.Result, s.Failed, doc.Failures, log)
-	}
-}
-
-// arena compare --fail-on-regression: spring-mvc against itself exits 0; against itself at 11
-// request threads (study 001's /sleep at 200 connections) it exits 2 and names the figures.
-// Four repeats a side, the fewest a U test can call significant. (How far two runs of one
-// setting drift apart is the cmd tests' and README's: here p99 129 → 144 ms, +12 %, p = 0.114
-// over 4 + 4, beside requests/s 1953 → 1947; a second run is left out of this suite for time.)
-func TestCompareFailsOnARegression(t *testing.T) {
-	e2e(t)
-	sleepRun := func(env ...string) string {
-		out := t.TempDir()
-		args := append([]string{"run", "sleep", "--quick", "--levels", "sleep-c200", "--duration", "3s", "--contenders", "spring-mvc",
-			"--repeat", "4", "--out", out}, env...)
-		log, code := arena(t, 15*time.Minute, args...)
-		if code != 0 {
-			t.Fatalf("arena %s: exit %d\n%s", strings.Join(args, " "), code, log)
-		}
-		return filepath.Join(out, loadRun(t, out, "sleep").ID)
-	}
-	a, starved := sleepRun(), sleepRun("--env", "WORKER_THREADS=11")
-
-	page := filepath.Join(t.TempDir(), "compare.html")
-	log, code := arena(t, time.Minute, "compare", a, a, "--fail-on-regression", "-o", page)
-	if code != 0 {
-		t.Errorf("spring-mvc against itself: exit %d, want 0\n%s", code, log)
-	}
-	junit := filepath.Join(t.TempDir(), "compare.xml")
-	log, code = arena(t, time.Minute, "compare", a, starved, "--fail-on-regression", "--junit", junit, "-o", page)
-	if code != 2 {
-		t.Fatalf("spring-mvc against WORKER_THREADS=11: exit %d, want 2\n%s", code, log)
-	}
-	if !strings.Contains(log, "FAILED change spring-mvc/sleep-c200 sleep requests/s (regression)") || !strings.Contains(log, "WORKER_THREADS unset → 11") {
-		t.Errorf("the output does not name the regression:\n%s", log)
-	}
-	if doc := readJUnit(t, junit); doc.Failures < 1 {
-		t.Errorf("the JUnit file has no failure: %+v", doc)
 	}
 }

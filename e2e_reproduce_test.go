@@ -117,7 +117,8 @@ func waitOrKill(t *testing.T, cmd *exec.Cmd, limit time.Duration) {
 }
 
 // A contender against itself is not significantly different; against itself with 11 request
-// threads instead of Tomcat's 200 it is, in throughput and tail latency. Five repeats each, so
+// threads instead of Tomcat's 200 it is, in throughput and tail latency, and
+// --fail-on-regression fails on it. Five repeats each, so
 // that a U test can reach p = 0.008; the comparisons test at 0.01.
 func TestCompareTellsASettingApart(t *testing.T) {
 	e2e(t)
@@ -182,6 +183,24 @@ func TestCompareTellsASettingApart(t *testing.T) {
 	}
 	if c, ok := changeOf(with11["requests/s"]); !ok || c > -50 {
 		t.Errorf("11 threads did not lower throughput by half or more: %s", with11["requests/s"])
+	}
+
+	// The gate (issue 25): --fail-on-regression passes a run against itself (two runs of one
+	// setting drift, as above, past its 10 %), and fails the 11 threads, naming the figures.
+	page := filepath.Join(out, "gate.html")
+	if log, code := arena(t, time.Minute, "compare", a1, a1, "--fail-on-regression", "-o", page); code != 0 {
+		t.Errorf("spring-mvc against itself with --fail-on-regression: exit %d, want 0\n%s", code, log)
+	}
+	junit := filepath.Join(out, "compare.xml")
+	log, code := arena(t, time.Minute, "compare", a1, b, "--fail-on-regression", "--junit", junit, "-o", page)
+	if code != 2 {
+		t.Fatalf("spring-mvc against WORKER_THREADS=11 with --fail-on-regression: exit %d, want 2\n%s", code, log)
+	}
+	if !strings.Contains(log, "FAILED change spring-mvc/sleep-c200 sleep requests/s (regression)") || !strings.Contains(log, "WORKER_THREADS unset → 11") {
+		t.Errorf("the output does not name the regression:\n%s", log)
+	}
+	if doc := readJUnit(t, junit); doc.Failures < 1 {
+		t.Errorf("the JUnit file has no failure: %+v", doc)
 	}
 }
 

@@ -37,6 +37,7 @@ type reproduceOptions struct {
 	dryRun     bool
 	markdown   string
 	gf         gateFlags
+	ef         exportFlags
 }
 
 func newReproduceCmd() *cobra.Command {
@@ -104,6 +105,7 @@ func (o *reproduceOptions) register(cmd *cobra.Command) {
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and its ETA, and run nothing")
 	f.StringVar(&o.markdown, "markdown", "", "also write the findings as Markdown to this file (e.g. docs/findings.md)")
 	o.gf.register(cmd)
+	o.ef.register(cmd)
 }
 
 // validate checks the repeats, and that --resume comes with none of the flags that make a
@@ -118,6 +120,9 @@ func (o *reproduceOptions) validate(changed func(name string) bool) error {
 		}
 	}
 	if err := o.gf.parse(); err != nil {
+		return err
+	}
+	if err := o.ef.parse(); err != nil {
 		return err
 	}
 	if o.force && o.resume == "" {
@@ -145,6 +150,7 @@ func (o *reproduceOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	l.Hurry = hurryOf(cmd.Context())
+	l.Exporters = o.ef.exporters
 	all, err := contender.Discover(filepath.Join(l.Root, "contenders"))
 	if err != nil {
 		return err

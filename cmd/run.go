@@ -50,10 +50,14 @@ arena reproduce runs all five studies.
   arena run sleep --contenders spring-mvc --levels sleep-c200 --quick --repeat 5 --env WORKER_THREADS=11
   arena run downstream --quick --profile --contenders spring-webflux,vertx
   arena run sleep --quick --levels sleep-c200 --agents 3
+  arena run isolation --quick --target http://127.0.0.1:8080 --target-pid 4242 --target-env WORKER_THREADS=11
   arena run sleep --quick --agent-addrs 10.0.0.2:7600,10.0.0.3:7600 --server-address 10.0.0.1`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec := rf.specOf(firstLookDefaults(cmd, args, &rf.spec.Contenders, &rf.spec.Quick))
+			if err := rf.withTarget(cmd, &spec); err != nil {
+				return err
+			}
 			if _, err := checkSpec(spec); err != nil {
 				return err
 			}
@@ -61,6 +65,9 @@ arena reproduce runs all five studies.
 				return err
 			}
 			if err := rf.gf.checkTags(spec); err != nil {
+				return err
+			}
+			if err := rf.ef.parse(); err != nil {
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -72,13 +79,16 @@ arena reproduce runs all five studies.
 				if rf.gf.given() {
 					return errors.New("--fail-on, --threshold and --junit judge a run carried out by this process: not yet a server host's (--hosts with a server, --kubernetes)")
 				}
+				if len(rf.ef.exporters) > 0 {
+					return errors.New("--export sends the cells of a run carried out by this process: not yet a server host's (--hosts with a server, --kubernetes)")
+				}
 				return runRemote(cmd.Context(), pl, spec, rf.runsDir, stdout, stderr)
 			}
 			lead := ""
 			if len(args) == 0 {
 				lead = "arena run: a first look at study 004 (isolation): does a slow endpoint starve the fast ones? `arena run --help` says how to shape it, `arena reproduce` runs all five studies.\n"
 			}
-			run, dir, err := measure(cmd.Context(), spec, pl, rf.runsDir, os.Args, lead, stdout, stderr)
+			run, dir, err := measure(cmd.Context(), spec, pl, rf.runsDir, os.Args, lead, rf.liveChoice(), rf.ef.exporters, stdout, stderr)
 			return rf.gf.afterRun(run, dir, err, stdout, stderr)
 		},
 	}
@@ -92,15 +102,31 @@ type runFlags struct {
 	lf                labFlags
 	af                agentFlags
 	gf                gateFlags
+	ef                exportFlags
+	tf                targetFlags
 	spec              results.RunSpec
 	duration, timeout time.Duration
 	runsDir           string
+	live, noLive      bool // --live, --no-live: the live view (default: on a terminal outside CI)
+}
+
+// liveChoice is what --live and --no-live (never both) say of the live view.
+func (rf *runFlags) liveChoice() lab.LiveChoice {
+	switch {
+	case rf.noLive:
+		return lab.LiveOff
+	case rf.live:
+		return lab.LiveOn
+	}
+	return lab.LiveAuto
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
 	rf.lf.register(cmd)
 	rf.af.register(cmd)
 	rf.gf.register(cmd)
+	rf.ef.register(cmd)
+	rf.tf.register(cmd)
 	f, s := cmd.Flags(), &rf.spec
 	f.StringSliceVar(&s.Contenders, "contenders", nil, "contenders to run, comma-separated (default: all; see arena list)")
 	f.StringVar(&s.Preset, "preset", "", "the scenario's preset (see arena list; default: the study's own)")
@@ -116,6 +142,9 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&s.Profile, "profile", false, "record each contender's CPU profile over every load (JFR, V8, pprof) and draw flame graphs in the report; profilers cost some throughput")
 	f.StringVar(&s.ID, "id", "", "name the run's folder, which must not hold a run yet (default: its start and the scenario, e.g. 20261125-101500-sleep)")
 	f.StringToStringVar(&s.Env, "env", nil, "set a contract variable for every level, e.g. WORKER_THREADS=11 (a contender gets only those it honours)")
+	f.BoolVar(&rf.live, "live", false, "show each running cell live on a terminal, redrawn every second: per stream the last window's requests/s, p50, p99 and errors, and the server's CPU, RSS and threads (default: on a terminal when $CI is not set; off a terminal never)")
+	f.BoolVar(&rf.noLive, "no-live", false, "no live view: a line per event, as in CI or through a pipe")
+	cmd.MarkFlagsMutuallyExclusive("live", "no-live")
 }
 
 // specOf is the run spec the flags give for the scenario name.
@@ -151,8 +180,13 @@ func checkSpec(spec results.RunSpec) (scenario.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := plan.Filter(spec.Levels); err != nil {
+	if plan, err = plan.Filter(spec.Levels); err != nil {
 		return nil, err
+	}
+	if spec.Target != nil {
+		if err := checkTargetSpec(spec, plan); err != nil {
+			return nil, err
+		}
 	}
 	return sc, nil
 }
@@ -162,7 +196,7 @@ func checkSpec(spec results.RunSpec) (scenario.Scenario, error) {
 // stderr (after lead, once the run can begin), and returns the run's status ("" when none
 // began). `arena run` and a server agent both run a spec through it.
 func runSpec(ctx context.Context, spec results.RunSpec, pl place.Placement, runsDir string, command []string, lead string, stdout, stderr io.Writer) (string, error) {
-	run, dir, err := measure(ctx, spec, pl, runsDir, command, lead, stdout, stderr)
+	run, dir, err := measure(ctx, spec, pl, runsDir, command, lead, lab.LiveOff, nil, stdout, stderr) // a server agent streams its progress: no terminal
 	if run == nil || dir == "" {
 		return "", err
 	}
@@ -171,7 +205,7 @@ func runSpec(ctx context.Context, spec results.RunSpec, pl place.Placement, runs
 
 // measure is runSpec's work: it returns the run and its folder (nil and "" when nothing
 // was measured, or there was nowhere to write) and the run's error.
-func measure(ctx context.Context, spec results.RunSpec, pl place.Placement, runsDir string, command []string, lead string, stdout, stderr io.Writer) (*results.Run, string, error) {
+func measure(ctx context.Context, spec results.RunSpec, pl place.Placement, runsDir string, command []string, lead string, live lab.LiveChoice, exporters []lab.Exporter, stdout, stderr io.Writer) (*results.Run, string, error) {
 	sc, err := checkSpec(spec)
 	if err != nil {
 		return nil, "", err
@@ -182,11 +216,13 @@ func measure(ctx context.Context, spec results.RunSpec, pl place.Placement, runs
 		}
 	}
 	lf := labFlags{serverCPUs: spec.ServerCPUs, clientCPUs: spec.ClientCPUs, heapMB: spec.HeapMB}
-	l, ms, err := lf.openWith(stderr, spec.Contenders)
+	l, ms, err := openFor(lf, stderr, spec)
 	if err != nil {
 		return nil, "", err
 	}
 	l.Hurry = hurryOf(ctx)
+	l.Exporters = exporters
+	l.Progress.UseLive(live, os.Getenv("CI"))
 	placed, err := pl.Open(ctx, l)
 	if err != nil {
 		return nil, "", err
@@ -202,8 +238,12 @@ func measure(ctx context.Context, spec results.RunSpec, pl place.Placement, runs
 		}
 	}
 	fmt.Fprint(stderr, lead)
-	fmt.Fprintf(stderr, "arena run %s: %d contender(s), contenders on CPU %s, client on CPU %s, heap %d MiB\n",
-		sc.Name(), len(ms), lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs), l.Settings.HeapMB)
+	what := fmt.Sprintf("%d contender(s), contenders on CPU %s, client on CPU %s, heap %d MiB",
+		len(ms), lab.FormatCPUs(l.ServerCPUs), lab.FormatCPUs(l.ClientCPUs), l.Settings.HeapMB)
+	if spec.Target != nil {
+		what = describeTarget(spec.Target, l)
+	}
+	fmt.Fprintf(stderr, "arena run %s: %s\n", sc.Name(), what)
 	if l.Agents != nil {
 		fmt.Fprintf(stderr, "arena run %s: %s\n", sc.Name(), describeAgents(l.Agents))
 	}
@@ -338,7 +378,10 @@ func printSummary(out io.Writer, run *results.Run) error {
 		if s.Faulty() {
 			note = append(note, "faults: "+results.FormatFaults(s.Faults))
 		}
-		row = append(row, fmt.Sprintf("%.0f", s.CPUPct.Median), fmt.Sprintf("%.0f", s.RSSMB.Median), fmt.Sprintf("%.0f", s.Threads.Median), strings.Join(note, ","))
+		if s.Unverified {
+			note = append(note, "unverified")
+		}
+		row = append(append(row, resourceCells(s)...), strings.Join(note, ","))
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}
 	if err := w.Flush(); err != nil {

@@ -10,12 +10,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/lab"
 	"github.com/arena-lab/arena/internal/verify"
 )
 
 func newVerifyCmd() *cobra.Command {
 	var lf labFlags
+	var jobs int
 	cmd := &cobra.Command{
 		Use:   "verify [contender...]",
 		Short: "Check contenders against the contract (default: all)",
@@ -29,9 +31,13 @@ real server meets, that after each bad input the server is still ready and still
 processes, that it listens on loopback only (its port on BIND_ADDRESS alone when given one),
 and that it exits within 10 s of SIGTERM. Checks come in groups (http, and chat,
 stream and db for contenders that list them); each contender's line says which passed, and its
-progress goes to stderr. Exits 1 if any check fails.`,
+progress goes to stderr. --jobs N verifies N contenders side by side (verify mostly waits);
+their reports still come out in order. Exits 1 if any check fails.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
+			if jobs < 1 || jobs > 8 {
+				return fmt.Errorf("--jobs %d: give 1 to 8", jobs)
+			}
 			l, ms, err := lf.openWith(cmd.ErrOrStderr(), args)
 			if err != nil {
 				return err
@@ -42,23 +48,30 @@ progress goes to stderr. Exits 1 if any check fails.`,
 			}
 			builder := l.Builder()
 			var failed []string
+			var built []*contender.Manifest
+			var hashes []string
 			for _, m := range ms {
-				fmt.Fprintf(out, "%s (%s, %s)\n", m.Name, m.Model, m.Stack)
 				b, err := builder.Build(cmd.Context(), m, false)
 				if err != nil {
-					fmt.Fprintf(out, "  FAIL build\n    %s\n", strings.ReplaceAll(err.Error(), "\n", "\n    "))
+					fmt.Fprintf(out, "%s (%s, %s)\n  FAIL build\n    %s\n", m.Name, m.Model, m.Stack, strings.ReplaceAll(err.Error(), "\n", "\n    "))
 					failed = append(failed, m.Name)
 					continue
 				}
-				rep, _, err := l.VerifyCached(cmd.Context(), m, b.Hash, logDir, true, lab.VerifyGroups(m, verify.Groups))
-				printChecks(out, rep.Checks)
-				fmt.Fprintf(out, "  %s\n", rep.Summary())
-				if err != nil {
-					return errInterrupted
+				built, hashes = append(built, m), append(hashes, b.Hash)
+			}
+			interrupted := false
+			groups := func(m *contender.Manifest) []string { return lab.VerifyGroups(m, verify.Groups) }
+			l.VerifyEach(cmd.Context(), built, hashes, jobs, logDir, true, groups, func(v lab.Verified) {
+				fmt.Fprintf(out, "%s (%s, %s)\n", v.Manifest.Name, v.Manifest.Model, v.Manifest.Stack)
+				printChecks(out, v.Report.Checks)
+				fmt.Fprintf(out, "  %s\n", v.Report.Summary())
+				interrupted = interrupted || v.Err != nil
+				if !v.Report.Passed() {
+					failed = append(failed, v.Manifest.Name)
 				}
-				if !rep.Passed() {
-					failed = append(failed, m.Name)
-				}
+			})
+			if interrupted {
+				return errInterrupted
 			}
 			if len(failed) > 0 {
 				return fmt.Errorf("%d of %d contender(s) do not keep the contract: %s (logs in %s)", len(failed), len(ms), strings.Join(failed, ", "), logDir)
@@ -68,6 +81,7 @@ progress goes to stderr. Exits 1 if any check fails.`,
 		},
 	}
 	lf.register(cmd)
+	cmd.Flags().IntVar(&jobs, "jobs", 1, "contenders verified at once (verify mostly waits; each job starts its own contender, downstream and database)")
 	return cmd
 }
 

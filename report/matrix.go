@@ -200,11 +200,12 @@ func WriteMatrix(runs []*results.Run, o MatrixOptions, chartLibPath, outPath str
 }
 
 // matrixColumnsOf groups runs by scenario and preset, each group newest first (by start,
-// then id), the groups ordered by scenario and preset.
+// then id), the groups ordered by scenario and preset. A run against a target (arena run
+// --target) is left out: the matrix is of the lab's own contenders, built and started alike.
 func matrixColumnsOf(runs []*results.Run) [][]*results.Run {
 	by := map[[2]string][]*results.Run{}
 	for _, r := range runs {
-		if r != nil {
+		if r != nil && (r.Spec == nil || r.Spec.Target == nil) {
 			k := [2]string{r.Scenario.Name, r.Scenario.Preset}
 			by[k] = append(by[k], r)
 		}

@@ -64,6 +64,9 @@ func RunJob(ctx context.Context, job Job, resolve Resolver, self Hello) (*Share,
 	}
 	sink := &windowSink{start: start, interval: interval}
 	rec := load.NewRecorder(start, sink)
+	if live := liveOf(ctx); live != nil {
+		defer live.attach(rec)() // a live view polls its closed windows (live.go)
+	}
 	eng, err := kept.take(job.Target)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ type Agents struct {
 // its loads, and where the contender listens.
 func (l *Lab) job(c cellPlan, srv *cellServer, warmup int) agent.Job {
 	return agent.Job{Scenario: l.scenario, Options: l.options, Level: c.level.Name, Warmup: warmup,
-		Target: srv.in.Addr(), Interval: windowInterval}
+		Target: srv.addr(), Interval: windowInterval}
 }
 
 // splittable fails, before anything is built, when a level's load (or a warm-up) cannot be
@@ -113,6 +113,7 @@ func (l *Lab) driveAgents(ctx context.Context, c cellPlan, srv *cellServer, m *m
 		}
 	}
 	m.tags = merged.Tags
+	l.stageExport(c, m, merged)
 	d := c.level.Load.Describe()
 	for i, sh := range shares {
 		m.agentSpan = max(m.agentSpan, sh.Elapsed)

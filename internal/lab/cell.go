@@ -64,6 +64,9 @@ func (c cellPlan) file(dir, sub, ext string) string {
 // readiness from its start to the end of the load, and a death in its group ends the warm-up
 // or the load at once. It never fails: what went wrong is the outcome.
 func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) results.Cell {
+	if l.target != nil {
+		return l.runTargetCell(ctx, c, dir)
+	}
 	cell := results.Cell{Contender: c.m.Name, Level: c.level.Name, Repeat: c.repeat, Env: c.vars(), Started: time.Now(),
 		Outcome: results.Outcome{Status: results.OutcomeOK}}
 	prof, perr := c.profiler(dir, l.Settings.JDK)
@@ -181,6 +184,8 @@ type cellServer struct {
 	ds  *SelfProc
 	db  *postgres.Server
 	mem *memCap
+	// target is the server the lab did not start (arena run --target), in the place of in.
+	target *results.Target
 }
 
 // stopHelpers stops the downstream and the database, once the contender is stopped.
@@ -265,11 +270,11 @@ func (l *Lab) start(ctx context.Context, c cellPlan, dir string, port int, vars 
 // died during them (ctx, from untilExit, then ends the warm-up at once).
 func (l *Lab) warm(ctx context.Context, c cellPlan, srv *cellServer) bool {
 	if len(c.level.Warmup) == 0 {
-		return !exited(srv.in)
+		return !srv.gone()
 	}
 	l.Progress.Step("warm-up")
 	l.warmAgents(ctx, c, srv)
-	if exited(srv.in) {
+	if srv.gone() {
 		l.Progress.Done("the contender died")
 		return false
 	}
@@ -322,7 +327,7 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 	m := measurement{start: time.Now()}
 	var sink load.IntervalSink
 	hlogPath := c.file(dir, "hlog", "hlog")
-	if hl, err := load.CreateHlog(hlogPath, m.start, fmt.Sprintf("arena %s, %s", c, srv.in.Addr())); err != nil {
+	if hl, err := load.CreateHlog(hlogPath, m.start, fmt.Sprintf("arena %s, %s", c, srv.addr())); err != nil {
 		m.hlogError = err.Error()
 	} else {
 		sink = hl
@@ -333,7 +338,7 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 			}
 		}()
 	}
-	serverProbe := probe.Start(srv.in.Pid(), m.start, probePeriod)
+	serverProbe := srv.startProbe(m.start) // nil, and no figures, for a target given without its pid
 	clientProbe := probe.StartAlone(os.Getpid(), m.start, probePeriod)
 	var dsProbe, dbProbe *probe.Probe
 	if srv.ds != nil {
@@ -342,8 +347,8 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 	if srv.db != nil {
 		dbProbe = probe.Start(srv.db.Pid(), m.start, probePeriod) // the postmaster and its backends
 	}
-	stopTicker := l.Progress.Tick(m.start, c.level.Expected())
-	m.cpusBefore = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), srv.helperGroups())
+	ctx, stopTicker := l.watch(ctx, c, m.start, serverProbe) // Tick's line, or the live block
+	m.cpusBefore = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.group(), srv.helperGroups())
 	if prof != nil {
 		prof.Begin()
 	}
@@ -352,10 +357,10 @@ func (l *Lab) drive(ctx context.Context, c cellPlan, dir string, srv *cellServer
 		prof.End()
 		defer prof.Wait() // pprof's last read may take a second more: after every figure is taken
 	}
-	m.cpusAfter = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.in.Pid(), srv.helperGroups())
+	m.cpusAfter = readCPUShares(l.ServerCPUs, l.ClientCPUs, srv.group(), srv.helperGroups())
 	m.elapsed = time.Since(m.start)
 	stopTicker()
-	m.crashed = exited(srv.in)
+	m.crashed = srv.gone()
 	m.server, m.client = serverProbe.Stop(), clientProbe.Stop()
 	m.exits = serverProbe.Exits()
 	if dsProbe != nil {

@@ -16,15 +16,20 @@ import (
 )
 
 // Progress reports a run as it goes: steps (build, verify), then cells with an ETA. On a
-// terminal a status line ticks every second; elsewhere (CI, a pipe) one line per event.
+// terminal a status line ticks every second, or with the live view (UseLive, live.go) a
+// block of the load's streams and the server is redrawn in place; elsewhere (CI, a pipe)
+// one line per event.
 type Progress struct {
 	w     io.Writer
 	tty   bool
+	live  bool // a running cell shows its live block (UseLive)
 	total int
 	est   time.Duration
 	began time.Time
 	done  int
 	spent time.Duration
+	mu    sync.Mutex // guards drawn, and the screen while a note makes way for the block
+	drawn int        // lines of the live block on screen
 }
 
 // NewProgress writes to w (normally stderr).
@@ -51,6 +56,9 @@ func (p *Progress) Step(name string) {
 // Note prints a remark about the step or cell under way.
 func (p *Progress) Note(what string) {
 	if p.w != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.erase() // a live block makes way (it is drawn again below within a second)
 		fmt.Fprintf(p.w, "        note: %s\n", what)
 	}
 }
@@ -138,12 +146,16 @@ func (p *Progress) Tick(start time.Time, planned time.Duration) (stop func()) {
 				fmt.Fprint(p.w, "\r\033[K")
 				return
 			case <-t.C:
-				el := time.Since(start)
-				frac := min(float64(el)/float64(planned), 1)
-				bar := strings.Repeat("█", int(frac*30)) + strings.Repeat("░", 30-int(frac*30))
-				fmt.Fprintf(p.w, "\r\033[K        %s %s / ~%s", bar, el.Round(time.Second), planned.Round(time.Second))
+				fmt.Fprintf(p.w, "\r\033[K        %s", tickLine(time.Since(start), planned))
 			}
 		}
 	}()
 	return func() { close(done); wg.Wait() }
+}
+
+// tickLine is the load's elapsed time against its plan: a bar, then the two.
+func tickLine(el, planned time.Duration) string {
+	frac := min(float64(el)/float64(planned), 1)
+	bar := strings.Repeat("█", int(frac*30)) + strings.Repeat("░", 30-int(frac*30))
+	return fmt.Sprintf("%s %s / ~%s", bar, el.Round(time.Second), planned.Round(time.Second))
 }

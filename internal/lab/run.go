@@ -33,10 +33,15 @@ type Lab struct {
 	// run --agents, --agent-addrs, --hosts): each level's load is dealt out among them and
 	// their shares are merged exactly. nil: this process drives, as it always has.
 	Agents *Agents
+	// Exporters get each cell once it is saved (arena run --export): see export.go. nil: none.
+	Exporters []Exporter
+	exports   *exports // the run's cells on their way to the exporters
 	// scenario and options are the run's, for the agents' jobs: each agent plans the level
 	// itself from them.
 	scenario string
 	options  scenario.Options
+	// target is the run's server when the lab did not start it (arena run --target).
+	target *results.Target
 }
 
 // RunOptions are one run: its spec, with the scenario and contenders it names found, and
@@ -95,6 +100,9 @@ func (l *Lab) Run(ctx context.Context, o RunOptions) (*results.Run, string, erro
 		return l.failed(run, "", err)
 	}
 
+	if l.target = spec.Target; l.target != nil { // a server the lab did not start
+		return l.measureTarget(ctx, o, spec, run, dir, plan)
+	}
 	measured := l.prepare(ctx, o.Contenders, spec, run, filepath.Join(dir, "logs"), features(plan.Levels))
 	if o.Resume != nil {
 		run.Env.Notes = append(run.Env.Notes, rebuiltNotes(o.Resume.Contenders, run.Contenders)...)
@@ -210,6 +218,8 @@ func (l *Lab) measure(ctx context.Context, run *results.Run, dir string, s scena
 		l.Progress.CellStart(i, c.String())
 		var cell results.Cell
 		switch feature := c.level.Feature(); {
+		case l.target != nil && TargetRefuses(l.target, c.level) != "": // before its features: verify left it out
+			cell = c.notRun(results.OutcomeUnsupported, TargetRefuses(l.target, c.level))
 		case feature != "" && !c.m.Has(feature):
 			cell = c.notRun(results.OutcomeUnsupported, fmt.Sprintf("%s does not implement %q (see its README): not measured", c.m.Name, feature))
 		case l.unreachable(c.m) != "":
@@ -228,6 +238,7 @@ func (l *Lab) measure(ctx context.Context, run *results.Run, dir string, s scena
 		if err := results.Save(run, dir); err != nil {
 			return l.unsaved(run, dir, err)
 		}
+		l.exportCell(run, cell)
 		if ctx.Err() != nil {
 			return l.finish(run, dir, s, results.RunInterrupted)
 		}
@@ -317,6 +328,7 @@ func (l *Lab) finish(run *results.Run, dir string, sc scenario.Scenario, status 
 	}
 	run.Summary = summary
 	run.Verdicts, run.Claims = sc.Judge(run)
+	l.endExports(run) // bounded: what could not be sent becomes a note
 	if err := results.Save(run, dir); err != nil {
 		return l.unsaved(run, dir, err)
 	}

@@ -107,8 +107,12 @@ func (p *Probe) loop(ctx context.Context) {
 	}
 }
 
-// Stop ends sampling and returns the samples taken.
+// Stop ends sampling and returns the samples taken. A nil Probe (no process to probe: a
+// server the lab was not given, arena run --target without --target-pid) has none, nor exits.
 func (p *Probe) Stop() []results.Sample {
+	if p == nil {
+		return nil
+	}
 	p.stop()
 	<-p.done
 	return p.Samples()
@@ -117,6 +121,9 @@ func (p *Probe) Stop() []results.Sample {
 // Exits returns the descendants seen to die so far (never the root: its end is its
 // parent's to see).
 func (p *Probe) Exits() []Exit {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Exit(nil), p.exits...)
@@ -124,6 +131,9 @@ func (p *Probe) Exits() []Exit {
 
 // Samples returns the samples so far.
 func (p *Probe) Samples() []results.Sample {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]results.Sample(nil), p.samples...)

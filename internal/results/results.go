@@ -164,6 +164,9 @@ type Contender struct {
 	Notes       string   `json:"notes,omitempty"`
 	BuildHash   string   `json:"build_hash"`
 	Verified    string   `json:"verified"` // VerifyPassed, VerifySkipped, or VerifyFailed followed by why
+	// Target is the URL of a server the lab did not start (arena run --target), which stands
+	// here in the place of a contender: no manifest, no build, no start or stop by the lab.
+	Target string `json:"target,omitempty"`
 }
 
 // What verify said of a contender.
@@ -171,6 +174,8 @@ const (
 	VerifyPassed  = "passed"
 	VerifySkipped = "skipped"  // the run ended before its turn
 	VerifyFailed  = "failed: " // then why; such a contender is not measured
+	// VerifyNotAsked: the user ran a target with --skip-verify; its every cell is Unverified.
+	VerifyNotAsked = "not verified (--skip-verify)"
 )
 
 // VerifyFailedBecause is the Verified of a contender that failed, and why.
@@ -208,7 +213,10 @@ type Cell struct {
 	SharedCPU    bool          `json:"shared_cpu"`
 	SharedCPUWhy string        `json:"shared_cpu_why,omitempty"`
 	Interference *Interference `json:"interference,omitempty"`
-	Hlog         string        `json:"hlog,omitempty"` // path relative to the run's folder
+	// Unverified: the server was not verified against the contract (a target run with
+	// --skip-verify): its answers were still checked one by one, its abuse handling was not.
+	Unverified bool   `json:"unverified,omitempty"`
+	Hlog       string `json:"hlog,omitempty"` // path relative to the run's folder
 	// HlogError says why the interval log could not be written (the figures are kept).
 	HlogError string `json:"hlog_error,omitempty"`
 	// Figures are what the load measured beyond latency, by kind, each in its load's own
@@ -414,6 +422,8 @@ type Resources struct {
 	Summary  Usage    `json:"summary"`
 	Timeline []Sample `json:"timeline"`
 	CPUs     string   `json:"cpus"`
+	// Unprobed says why there are no figures (a target given without its process): not zeros.
+	Unprobed string `json:"unprobed,omitempty"`
 }
 
 // CellSummary combines the repeats of one contender at one level.
@@ -436,6 +446,10 @@ type CellSummary struct {
 	NoisyWhy       []string          `json:"noisy_why,omitempty"`
 	ClientBnd      bool              `json:"client_bound"`
 	SharedCPU      bool              `json:"shared_cpu"` // some repeat's server CPUs were shared with other work
+	// ServerUnprobed says why the server has no resources (a target without --target-pid):
+	// CPUPct, RSSMB and Threads are then empty, not zeros. Unverified: some repeat was.
+	ServerUnprobed string `json:"server_unprobed,omitempty"`
+	Unverified     bool   `json:"unverified,omitempty"`
 	// Faults are the cells' delivery faults by kind, summed over every repeat the load ran
 	// in: a contender with any is marked and not ranked.
 	Faults map[string]int64 `json:"faults,omitempty"`

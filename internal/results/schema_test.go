@@ -16,7 +16,9 @@ import (
 // fullSpec has every field of a run spec set.
 var fullSpec = results.RunSpec{Scenario: "s", Preset: "seed", Quick: true, DurationS: 10, TimeoutS: 5, Levels: []string{"l"},
 	Contenders: []string{"x"}, Repeat: 3, Env: map[string]string{"WORKER_THREADS": "11"}, Profile: true, Port: 8080,
-	ServerCPUs: "1", ClientCPUs: "0", HeapMB: 512, Rebuild: true, Reverify: true, ID: "r"}
+	ServerCPUs: "1", ClientCPUs: "0", HeapMB: 512, Rebuild: true, Reverify: true, ID: "r",
+	Target: &results.Target{Name: "target", URL: "http://127.0.0.1:8080", Addr: "127.0.0.1:8080", Pid: 42,
+		Env: map[string]string{"WORKER_THREADS": "11"}, Knobs: []string{"WORKER_THREADS"}, SkipVerify: true}}
 
 // everyKindOfRun has a cell of every kind of load a scenario plans (an open loop with a
 // late send, a closed loop over the lab's downstream, chat deliveries with faults, a
@@ -62,7 +64,7 @@ func everyKindOfRun(t *testing.T) *results.Run {
 			JavaVersion: "25", JavaHome: "/jdk", NodeVersion: "v20", ServerCPUs: "1", ClientCPUs: "0", HeapMB: 512,
 			JavaOpts: "-Xmx512m", ArenaRev: "abc", Notes: []string{"n"}},
 		Contenders: []results.Contender{{Name: "x", Description: "d", Stack: "s", Model: "m", Runtime: "go",
-			Knobs: []string{"BACKPRESSURE"}, Notes: "n", BuildHash: "h", Verified: "passed"}},
+			Knobs: []string{"BACKPRESSURE"}, Notes: "n", BuildHash: "h", Verified: "passed", Target: "http://127.0.0.1:8080"}},
 		Verdicts: []results.Verdict{{Contender: "x", Level: "l", Verdict: "bounded", Tone: results.Good, Why: "w"}},
 		Claims:   []results.Claim{{ID: "a", Text: "t", Verdict: results.ClaimHolds, Why: "w"}},
 	}
@@ -91,6 +93,7 @@ func everyKindOfRun(t *testing.T) *results.Run {
 	if err := steady.PutFigures(load.SteadyFigures{Settled: true, WarmupS: 25, Windows: []float64{900, 1000, 1010, 1005}, SpreadPct: 1}); err != nil {
 		t.Fatal(err)
 	}
+	steady.Unverified, steady.Server.Unprobed = true, results.NoServerProcess // a target run with --skip-verify, no --target-pid
 	run.Cells = []results.Cell{cell, chat, steady}
 	var err error
 	if run.Summary, err = results.Summarise(run.Cells); err != nil {

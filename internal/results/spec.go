@@ -37,6 +37,9 @@ type RunSpec struct {
 	Reverify bool `json:"reverify,omitempty"`
 	// ID names the run's folder ("": its start and scenario).
 	ID string `json:"id,omitempty"`
+	// Target, when set, is a server the lab did not start (arena run --target): it is run in
+	// the place of contenders, which the spec then has none of.
+	Target *Target `json:"target,omitempty"`
 }
 
 // Differences are what of now differs from was in a way that changes what is measured:
@@ -63,6 +66,7 @@ func (was RunSpec) Differences(now RunSpec) []string {
 	diff("server_cpus", was.ServerCPUs, now.ServerCPUs)
 	diff("client_cpus", was.ClientCPUs, now.ClientCPUs)
 	diff("heap_mb", was.HeapMB, now.HeapMB)
+	out = append(out, was.Target.Differences(now.Target)...)
 	return out
 }
 

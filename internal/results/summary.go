@@ -107,6 +107,7 @@ func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) 
 		s.Outcomes = append(s.Outcomes, c.Outcome.Status)
 		s.ClientBnd = s.ClientBnd || c.ClientBound
 		s.SharedCPU = s.SharedCPU || c.SharedCPU
+		s.Unverified = s.Unverified || c.Unverified
 		if Ran(c.Outcome.Status) {
 			for name, v := range c.Numbers {
 				numbers[name] = append(numbers[name], v)
@@ -121,9 +122,13 @@ func summariseGroup(contender, level string, cells []Cell) (CellSummary, error) 
 		if c.Outcome.Status != OutcomeOK {
 			continue // a crashed or interrupted repeat's resources cover part of a load
 		}
-		cpu = append(cpu, c.Server.Summary.CPUPctMean)
-		rss = append(rss, c.Server.Summary.RSSMBMax)
-		threads = append(threads, float64(c.Server.Summary.ThreadsMax))
+		if c.Server.Unprobed != "" { // no figures are no zeros
+			s.ServerUnprobed = c.Server.Unprobed
+		} else {
+			cpu = append(cpu, c.Server.Summary.CPUPctMean)
+			rss = append(rss, c.Server.Summary.RSSMBMax)
+			threads = append(threads, float64(c.Server.Summary.ThreadsMax))
+		}
 		if c.Database != nil {
 			dbCPU = append(dbCPU, c.Database.Summary.CPUPctMean)
 		}

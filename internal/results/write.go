@@ -188,6 +188,9 @@ func WriteCSV(run *Run, w io.Writer) error {
 				f(round3(c.Server.Summary.CPUPctMean)), f(round3(c.Server.Summary.RSSMBMax)), strconv.Itoa(int(c.Server.Summary.ThreadsMax)),
 				f(round3(c.Client.Summary.CPUPctMean)), strconv.FormatBool(c.ClientBound),
 			}
+			if c.Server.Unprobed != "" { // no server resources (a target without its pid): empty, never zeros
+				row[22], row[23], row[24] = "", "", ""
+			}
 			if err := cw.Write(row); err != nil {
 				return err
 			}

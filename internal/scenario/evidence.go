@@ -158,6 +158,9 @@ func Samples(run *results.Run, contender, level, tag, figure string) []float64 {
 		if c.Contender != contender || c.Level != level || c.Outcome.Status != results.OutcomeOK || c.ClientBound || c.SharedCPU || len(c.Faults) > 0 {
 			continue
 		}
+		if c.Server.Unprobed != "" && (figure == "cpu_pct" || figure == "rss_mb" || figure == "threads") {
+			continue // no server resources (a target without its pid): no figure, never a zero
+		}
 		switch figure {
 		case "cpu_pct":
 			out = append(out, c.Server.Summary.CPUPctMean)

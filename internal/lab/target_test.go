@@ -1,0 +1,177 @@
+package lab
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/faulty"
+	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
+)
+
+// A level runs against a target only when nothing of it happens at the server's start: the
+// lab's downstream, its database and a memory cap are refused, and so is a contract variable
+// the target honours unless it was said to be started with that very value.
+func TestTargetRefuses(t *testing.T) {
+	target := &results.Target{Name: "mine", Knobs: []string{"WORKER_THREADS", "BACKPRESSURE"}, Env: map[string]string{"BACKPRESSURE": "off"}}
+	cases := []struct {
+		name  string
+		level scenario.Level
+		want  []string // "" : runs
+	}{
+		{"nothing to set up", scenario.Level{Name: "plain"}, nil},
+		{"the lab's downstream", scenario.Level{Name: "lab", Downstream: &scenario.Downstream{}}, []string{"level lab", "DOWNSTREAM_URL", "cannot be pointed at it"}},
+		{"the lab's database", scenario.Level{Name: "idle", Database: &scenario.Database{Pool: 10}}, []string{"level idle", "DB_URL"}},
+		{"a memory cap", scenario.Level{Name: "bp-on", MemoryCap: true}, []string{"memory cap", "cannot cap a server it did not start"}},
+		{"a variable not said", scenario.Level{Name: "seed", Env: map[string]string{"WORKER_THREADS": "11"}},
+			[]string{"sets WORKER_THREADS=11", "was not said to be started with it", "--target-env WORKER_THREADS=11", "--target-knobs"}},
+		{"a variable said otherwise", scenario.Level{Name: "on", Env: map[string]string{"BACKPRESSURE": "on"}},
+			[]string{"sets BACKPRESSURE=on", "was started with BACKPRESSURE=off"}},
+		{"a variable said so", scenario.Level{Name: "off", Env: map[string]string{"BACKPRESSURE": "off"}}, nil},
+		{"a variable it does not honour", scenario.Level{Name: "x", Env: map[string]string{"DOWNSTREAM_URL": "http://127.0.0.1:1"}}, nil},
+	}
+	for _, tt := range cases {
+		why := TargetRefuses(target, tt.level)
+		if (why == "") != (tt.want == nil) {
+			t.Errorf("%s: refused %q; want refused: %v", tt.name, why, tt.want != nil)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(why, w) {
+				t.Errorf("%s: %q does not say %q", tt.name, why, w)
+			}
+		}
+	}
+	runnable, refused := TargetLevels(target, []scenario.Level{cases[0].level, cases[1].level, cases[6].level})
+	if len(runnable) != 2 || runnable[1].Name != "off" || len(refused) != 1 {
+		t.Errorf("levels: %d runnable (%v), refused %v; want plain and off, and lab refused", len(runnable), runnable, refused)
+	}
+}
+
+// startTarget starts this test binary serving the lab's reference servers (with fault) as a
+// user would start a server of their own: not through the lab, in a process group of its own.
+// It returns the server's URL, host:port and pid once it answers; it is killed at the end.
+func startTarget(t *testing.T, fault faulty.Fault) (url, addr string, pid int) {
+	t.Helper()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := contender.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), fixtureEnv+"="+string(fault), "PORT="+strconv.Itoa(port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	addr = "127.0.0.1:" + strconv.Itoa(port)
+	if err := targetReady(context.Background(), addr, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + addr, addr, cmd.Process.Pid
+}
+
+// targetScenario is the probe scenario with a second level under a memory cap, which a target
+// cannot run.
+type targetScenario struct{ probeScenario }
+
+func (s targetScenario) Plan(scenario.Options) (scenario.Plan, error) {
+	return scenario.Plan{Preset: "default", Levels: []scenario.Level{
+		{Name: "ready", Load: readiness(s.d)},
+		{Name: "capped", Load: readiness(s.d), MemoryCap: true},
+	}}, nil
+}
+
+// runTarget runs the target scenario against target into a fresh runs folder.
+func runTarget(t *testing.T, target *results.Target) (*results.Run, error) {
+	t.Helper()
+	l := testLab(t, nil)
+	spec := results.RunSpec{Repeat: 1, Target: target}
+	run, _, err := l.Run(context.Background(), RunOptions{Spec: spec, Scenario: targetScenario{probeScenario{d: time.Second}},
+		RunsDir: t.TempDir(), Command: []string{"arena", "run", "probe", "--target", target.URL}})
+	if run == nil {
+		t.Fatalf("no run: %v", err)
+	}
+	return run, err
+}
+
+// A target is measured where it runs: its tree probed given its pid (and not otherwise: no
+// zeros, a reason), every cell marked when it was not verified, the level it cannot run
+// recorded with why, the run naming it and saying the lab did not start it, and the target
+// still running afterwards.
+func TestTargetIsMeasuredWhereItRuns(t *testing.T) {
+	short(t)
+	url, addr, pid := startTarget(t, faulty.None)
+	for _, probed := range []bool{true, false} {
+		target := &results.Target{Name: "mine", URL: url, Addr: addr, Knobs: []string{"BACKPRESSURE"}, SkipVerify: true}
+		if probed {
+			target.Pid = pid
+		}
+		run, err := runTarget(t, target)
+		if err != nil || run.Status != results.RunComplete || len(run.Cells) != 2 {
+			t.Fatalf("probed %v: status %s, %d cells, %v", probed, run.Status, len(run.Cells), err)
+		}
+		if c := run.Contenders; len(c) != 1 || c[0].Name != "mine" || c[0].Target != url || c[0].Verified != results.VerifyNotAsked {
+			t.Errorf("contenders %+v; want the target alone, named, its URL, not verified", c)
+		}
+		if !strings.Contains(strings.Join(run.Env.Notes, "\n"), "a server arena did not start") {
+			t.Errorf("notes %q do not say the lab did not start it", run.Env.Notes)
+		}
+		ready, capped := run.Cells[0], run.Cells[1]
+		if ready.Contender != "mine" || ready.Outcome.Status != results.OutcomeOK || !ready.Unverified || len(ready.Tags) == 0 || ready.Tags[0].Completed < 15 {
+			t.Errorf("probed %v: the ready cell %s/%s, %+v, unverified %v, tags %+v", probed, ready.Contender, ready.Level, ready.Outcome, ready.Unverified, ready.Tags)
+		}
+		switch {
+		case probed && (ready.Server.Summary.Samples < 2 || ready.Server.Summary.ThreadsMax == 0 || ready.Server.Unprobed != ""):
+			t.Errorf("given its pid, the server was not probed: %+v", ready.Server)
+		case !probed && (ready.Server.Unprobed != results.NoServerProcess || len(ready.Server.Timeline) > 0 || summaryOf(run, "ready").ServerUnprobed == ""):
+			t.Errorf("without its pid: server %+v, summary %+v; want no server resources, said", ready.Server, summaryOf(run, "ready"))
+		}
+		if capped.Outcome.Status != results.OutcomeUnsupported || !strings.Contains(capped.Outcome.Detail, "memory cap") {
+			t.Errorf("the capped level: %+v; want unsupported, the cap named", capped.Outcome)
+		}
+		if !alive(pid) {
+			t.Fatal("the lab stopped a server it did not start")
+		}
+	}
+}
+
+// A target that fails a check the scenario needs is refused, with the check named, and
+// nothing is measured.
+func TestTargetFailingVerifyIsRefused(t *testing.T) {
+	short(t)
+	url, addr, pid := startTarget(t, faulty.EmptyData)
+	run, err := runTarget(t, &results.Target{Name: "mine", URL: url, Addr: addr, Pid: pid, Knobs: contender.Knobs})
+	if err == nil || !strings.Contains(err.Error(), "does not keep the contract") || !strings.Contains(err.Error(), "/data/1") {
+		t.Fatalf("error %v; want a refusal naming /data/1", err)
+	}
+	if run.Status != results.RunFailed || len(run.Cells) != 0 || len(run.Contenders) != 1 || !strings.HasPrefix(run.Contenders[0].Verified, results.VerifyFailed) {
+		t.Errorf("status %s, %d cells, contenders %+v; want failed, none, the failure", run.Status, len(run.Cells), run.Contenders)
+	}
+	if !alive(pid) {
+		t.Fatal("verify stopped a server the lab did not start")
+	}
+}
+
+// summaryOf is the run's summary of the target at level.
+func summaryOf(run *results.Run, level string) results.CellSummary {
+	for _, s := range run.Summary {
+		if s.Level == level {
+			return s
+		}
+	}
+	return results.CellSummary{}
+}
