@@ -6,6 +6,7 @@ import org.springframework.context.annotation.Import;
 import arena.contenders.webfluxchat.ChatConfiguration;
 import arena.contenders.webfluxcommon.Downstream;
 import arena.contenders.webfluxcommon.JsonErrorHandler;
+import arena.contenders.webfluxcommon.KeepAliveReadGuard;
 import arena.contenders.webfluxcommon.WebfluxMain;
 import arena.contenders.webfluxdb.DbConfiguration;
 import arena.contenders.webfluxstream.StreamConfiguration;
@@ -20,7 +21,7 @@ import arena.contenders.webfluxstream.StreamConfiguration;
  */
 @SpringBootApplication
 @Import({ ChatConfiguration.class, StreamConfiguration.class, DbConfiguration.class, Downstream.class,
-        JsonErrorHandler.class })
+        JsonErrorHandler.class, KeepAliveReadGuard.class })
 public class WebfluxFnContender {
 
     public static void main(String[] args) {
