@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A Runtime is what the lab knows of a toolchain: the commands a contender of it needs on
@@ -17,6 +18,11 @@ type Runtime struct {
 	// profiler's) joined to its options where it has them; nil when the runtime has no heap
 	// setting (CPython, Rust): the lab's memory cap holds it, and the manifest's notes say so.
 	Memory func(heapMB int, flags []string) []string
+	// StartStop is about how long a contender of it takes to start, warm and stop between
+	// two cells on its one core, for a plan's ETA (measured in `arena run database --quick`,
+	// 2026-11-27: a Spring Boot contender 12–18 s, other JVM servers 4–9, Node and Python
+	// about 3, Go and Rust under 2).
+	StartStop time.Duration
 }
 
 // Tool is a command a runtime needs, and what to install when it is missing.
@@ -31,16 +37,16 @@ const OtherRuntime = "other"
 // default java may be too old); its build tool is the manifest's build command's (Maven,
 // Gradle's wrapper), not the runtime's, so none is listed.
 var runtimes = []Runtime{
-	{Name: "java"},
-	{Name: "node", Requires: []Tool{{"node", "Node.js 20 or newer (nodejs.org, or apt-get install nodejs)"}, {"npm", "apt-get install npm"}},
+	{Name: "java", StartStop: 9 * time.Second},
+	{Name: "node", Requires: []Tool{{"node", "Node.js 20 or newer (nodejs.org, or apt-get install nodejs)"}, {"npm", "apt-get install npm"}}, StartStop: 2 * time.Second,
 		Memory: func(heapMB int, flags []string) []string {
 			opts := append([]string{fmt.Sprintf("--max-old-space-size=%d", heapMB)}, flags...)
 			return []string{"NODE_OPTIONS=" + strings.Join(opts, " "), "NODE_ENV=production"}
 		}},
-	{Name: "go", Requires: []Tool{{"go", "Go 1.22 or newer (go.dev/dl)"}},
+	{Name: "go", Requires: []Tool{{"go", "Go 1.22 or newer (go.dev/dl)"}}, StartStop: time.Second,
 		Memory: func(heapMB int, _ []string) []string { return []string{fmt.Sprintf("GOMEMLIMIT=%dMiB", heapMB)} }},
-	{Name: "python", Requires: []Tool{{"python3", "apt-get install python3 python3-venv"}}},
-	{Name: "rust", Requires: []Tool{{"cargo", "apt-get install cargo, or rustup (rustup.rs)"}}},
+	{Name: "python", Requires: []Tool{{"python3", "apt-get install python3 python3-venv"}}, StartStop: 2 * time.Second},
+	{Name: "rust", Requires: []Tool{{"cargo", "apt-get install cargo, or rustup (rustup.rs)"}}, StartStop: time.Second},
 }
 
 // Runtimes are the names a manifest's runtime may take.
@@ -71,6 +77,19 @@ func RuntimeOf(m *Manifest) Runtime {
 		}
 	}
 	return r
+}
+
+// StartStopOf is runtime's StartStop; for one arena has no entry for ("other"), the longest
+// it knows, so that an ETA errs long.
+func StartStopOf(runtime string) time.Duration {
+	var longest time.Duration
+	for _, r := range runtimes {
+		if r.Name == runtime {
+			return r.StartStop
+		}
+		longest = max(longest, r.StartStop)
+	}
+	return longest
 }
 
 // HeapPlaceholder stands for the heap in MiB in an "other" runtime's memory_env.

@@ -1,22 +1,17 @@
 package reproduce
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/lab"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
 
-// What a cell costs beside its planned load, by runtime: starting and stopping the server on
-// its one core (a Spring Boot contender took about 9 s on this 2-core machine, Node about 2,
-// Go under one; `arena run chat`, 2026-11-23), and a warm-up of a count of requests, whose
-// length the plan cannot know.
-var (
-	startStop = map[string]time.Duration{"java": 9 * time.Second, "node": 2 * time.Second, "go": time.Second}
-	warmupEst = 5 * time.Second
-)
+// A warm-up is of a count of requests, whose length the plan cannot know. Starting and
+// stopping a server is its runtime's (contender.StartStopOf).
+const warmupEst = 5 * time.Second
 
 // Before its first cell a contender is built and verified, once per build: at most this long
 // (verify took about 50 s a contender before it was made faster; a Maven build about 15 s).
@@ -38,10 +33,7 @@ func Estimate(step results.Step, sc scenario.Scenario, runtimes map[string]strin
 	}
 	var total time.Duration
 	for _, c := range step.Contenders {
-		rt, ok := startStop[runtimes[c]]
-		if !ok {
-			return 0, fmt.Errorf("contender %s: no start-up estimate for runtime %q", c, runtimes[c])
-		}
+		rt := contender.StartStopOf(runtimes[c])
 		total += time.Duration(repeat) * (per + time.Duration(len(plan.Levels))*rt)
 	}
 	return total, nil
