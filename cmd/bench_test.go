@@ -184,10 +184,11 @@ func TestNoFlagNamesAnAddress(t *testing.T) {
 		"id":                "a run folder's name, checked by the server agent (letters, digits, '.', '_', '-')",
 		"runs":              "a folder for a server agent's runs",
 		// A server arena did not start (issue 24): the one address the user points the run at.
-		"target":       "arena run: the user's server, http://IP:port alone (targetAddr): every load, the watchdog and verify go to that one address and nowhere else; agents still send only to their own --server-address",
-		"target-name":  "a name, a-z, 0-9 and - (checkTarget)",
-		"target-env":   "contract variables the target was started with, as the user says: recorded and compared with the levels', never sent anywhere",
-		"target-knobs": "names of contract variables, or none (checkTarget)",
+		"target":        "arena run: the user's server, http://IP:port alone (targetAddr): every load, the watchdog and verify go to that one address and nowhere else; agents still send only to their own --server-address",
+		"target-name":   "a name, a-z, 0-9 and - (checkTarget)",
+		"target-env":    "contract variables the target was started with, as the user says: recorded and compared with the levels', never sent anywhere",
+		"target-knobs":  "names of contract variables, or none (checkTarget)",
+		"target-cgroup": "a folder on this host whose cgroup.procs files are read (probe.CgroupProcs): nothing is sent anywhere",
 		// Export (issue 25): where the user's own dashboard listens.
 		"export": "KIND=URL of a metrics receiver the user names (Prometheus remote write, OTLP/HTTP): each saved cell's figures are sent there once, a request or few, never load; http(s) with a host and no credentials",
 		// arena k8s manifests writes YAML and sends nothing.

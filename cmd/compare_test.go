@@ -82,3 +82,64 @@ func TestCompareTwoRuns(t *testing.T) {
 		t.Errorf("a run against itself: %v\n%s", same.err, same.stdout)
 	}
 }
+
+// isolationReproduction saves, under dir, a finished reproduction of one isolation run at
+// the seed preset where spring-webflux answers its fast endpoints in 5 ms and spring-mvc in
+// syncTakes; it returns the reproduction's folder.
+func isolationReproduction(t *testing.T, dir, id string, syncTakes time.Duration) string {
+	t.Helper()
+	tag := func(name string, took time.Duration) results.Tag {
+		h := results.NewHistogram()
+		if err := h.RecordValues(int64(took), 100); err != nil {
+			t.Fatal(err)
+		}
+		enc, err := results.EncodeHist(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return results.Tag{TagStats: results.TagStats{Tag: name, Sent: 100, Completed: 100, Status: map[string]int64{"2xx": 100}},
+			RPS: 10, Response: results.LatencyOf(h), Service: results.LatencyOf(h), ResponseHist: enc, ServiceHist: enc}
+	}
+	started := time.Date(2026, 11, 23, 9, 31, 0, 0, time.UTC)
+	run := fixtureRun(id+"-isolation", "isolation", started, "spring-mvc", "spring-webflux")
+	run.Scenario.Preset = "seed"
+	for i, took := range []time.Duration{syncTakes, 5 * time.Millisecond} {
+		for _, name := range []string{"instant", "liveness", "readiness"} {
+			run.Cells[i].Tags = append(run.Cells[i].Tags, tag(name, took))
+		}
+	}
+	folder := filepath.Join(dir, "reproduce-"+id)
+	saveRun(t, folder, run)
+	rep := &results.Reproduction{Schema: results.ReproductionSchema, ID: "reproduce-" + id, Command: []string{"arena", "reproduce"},
+		Started: started, Status: results.RunComplete, Repeat: 1,
+		Steps: []results.Step{{Part: results.PartStudies, RunSpec: results.RunSpec{Scenario: "isolation", Preset: "seed", Contenders: []string{"spring-mvc", "spring-webflux"}},
+			Run: run.ID, Status: results.RunComplete}}}
+	if err := results.SaveReproduction(rep, folder); err != nil {
+		t.Fatal(err)
+	}
+	return folder
+}
+
+// Two reproductions are compared by their claims' verdicts: one against itself reads alike
+// throughout, and passes --fail-on-regression; against one where the sync servlet kept its
+// fast endpoints fast, isolation's claim (a) reads otherwise, named, and the gate fails.
+func TestCompareTwoReproductions(t *testing.T) {
+	runs := filepath.Join(fixtureLab(t), "runs")
+	a := isolationReproduction(t, runs, "20261123-093000", 20*time.Second)
+	b := isolationReproduction(t, runs, "20261124-093000", 5*time.Millisecond)
+	md := filepath.Join(t.TempDir(), "verdicts.md")
+	same := execute(t, "compare", a, a, "--fail-on-regression", "-o", md)
+	if same.err != nil || !strings.Contains(same.stdout, "| isolation | (a) The synchronous servlet") || !strings.Contains(same.stdout, "| holds | holds | alike |") ||
+		strings.Contains(same.stdout, "**otherwise**") {
+		t.Fatalf("a reproduction against itself: %v\n%s", same.err, same.stdout)
+	}
+	if raw, err := os.ReadFile(md); err != nil || !strings.Contains(string(raw), "claims read alike in both") {
+		t.Errorf("-o: %v\n%s", err, raw)
+	}
+	other := execute(t, "compare", "reproduce-20261123-093000", "reproduce-20261124-093000", "--fail-on-regression")
+	if other.err == nil || !strings.Contains(other.stdout, "| holds | fails | **otherwise** |") || !strings.Contains(other.stdout, "FAILED claim isolation (a)") {
+		t.Errorf("against another: %v\n%s", other.err, other.stdout)
+	}
+	refused(t, []string{"compare", a, "20261123-100000-sleep"}, "one is a reproduction and the other is not")
+	refused(t, []string{"compare", a, b, "--alpha", "0.1"}, "--alpha goes with runs")
+}

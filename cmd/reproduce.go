@@ -245,9 +245,9 @@ func (o *reproduceOptions) carryOut(cmd *cobra.Command, l *lab.Lab, all []*conte
 // writeFindings renders the findings page into the reproduction's folder, and the Markdown
 // to markdown when given; it returns the page's path ("" when not written).
 func writeFindings(root string, rep *results.Reproduction, dir, markdown string) (string, error) {
-	f, err := findings.Build(rep, dir, findings.Scenarios{All: scenarios.All(), Rejudge: scenarios.Rejudge, ClaimsOf: scenarios.ClaimsOf})
+	f, err := buildFindings(rep, dir)
 	if err != nil {
-		return "", fmt.Errorf("findings: %w", err)
+		return "", err
 	}
 	page := filepath.Join(dir, findingsFile)
 	if err := report.WriteFindings(f, currentBuilds(root), scenarios.ClaimsOf, report.ChartLibPath(root), page); err != nil {
@@ -267,6 +267,15 @@ func writeFindings(root string, rep *results.Reproduction, dir, markdown string)
 	}
 	err = findings.WriteMarkdown(md, f, page, rel)
 	return page, errors.Join(err, md.Close())
+}
+
+// buildFindings reads the reproduction in dir, every run judged again with this arena's rules.
+func buildFindings(rep *results.Reproduction, dir string) (*findings.Findings, error) {
+	f, err := findings.Build(rep, dir, findings.Scenarios{All: scenarios.All(), Rejudge: scenarios.Rejudge, ClaimsOf: scenarios.ClaimsOf})
+	if err != nil {
+		return nil, fmt.Errorf("findings: %w", err)
+	}
+	return f, nil
 }
 
 // stepContenders are the contenders a reproduction's steps run (those the lab still has).

@@ -51,6 +51,7 @@ arena reproduce runs all five studies.
   arena run downstream --quick --profile --contenders spring-webflux,vertx
   arena run sleep --quick --levels sleep-c200 --agents 3
   arena run isolation --quick --target http://127.0.0.1:8080 --target-pid 4242 --target-env WORKER_THREADS=11
+  arena run sleep --quick --target http://127.0.0.1:8080 --target-cgroup /sys/fs/cgroup/system.slice/docker-ID.scope
   arena run sleep --quick --agent-addrs 10.0.0.2:7600,10.0.0.3:7600 --server-address 10.0.0.1`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

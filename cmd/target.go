@@ -18,6 +18,7 @@ import (
 
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/lab"
+	"github.com/arena-lab/arena/internal/probe"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 )
@@ -27,19 +28,21 @@ import (
 type targetFlags struct {
 	url, name  string
 	pid        int
+	cgroup     string
 	env        map[string]string
 	knobs      []string
 	skipVerify bool
 }
 
 // targetOnly are the flags that mean something only with --target.
-var targetOnly = []string{"target-name", "target-pid", "target-env", "target-knobs", "skip-verify"}
+var targetOnly = []string{"target-name", "target-pid", "target-cgroup", "target-env", "target-knobs", "skip-verify"}
 
 func (f *targetFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.url, "target", "", "run the scenario against a server arena did not start, at http://IP:port (its /chat and /stream are reached at ws:// on the same address): verified there first, then measured; it must keep the contract (contenders/README.md)")
 	fl.StringVar(&f.name, "target-name", "", `with --target: its name in the results and the report, a-z, 0-9 and - (default: "target")`)
 	fl.IntVar(&f.pid, "target-pid", 0, `with --target: the pid of its process on this host, whose tree is probed (CPU, RSS, threads) as a contender's is (default: none, and the report says "no server resources")`)
+	fl.StringVar(&f.cgroup, "target-cgroup", "", `with --target, in place of --target-pid: the folder of its cgroup on this host (a container's, a systemd unit's, e.g. /sys/fs/cgroup/system.slice/docker-ID.scope, or under /sys/fs/cgroup/pids/ on cgroup v1), whose processes, and those of the cgroups below it, are probed as a contender's tree is`)
 	fl.StringToStringVar(&f.env, "target-env", nil, "with --target: a contract variable it was started with, e.g. WORKER_THREADS=11; a level that sets a variable it honours runs only when this says it was started so")
 	fl.StringSliceVar(&f.knobs, "target-knobs", nil, "with --target: the contract variables it honours, as a manifest's knobs, or none (default: every one of "+strings.Join(contender.Knobs, ", ")+")")
 	fl.BoolVar(&f.skipVerify, "skip-verify", false, "with --target: measure it without verifying it first; recorded, and every cell is marked unverified")
@@ -69,7 +72,7 @@ func (f *targetFlags) target(cmd *cobra.Command) (*results.Target, error) {
 			}
 		}
 	}
-	t := &results.Target{Name: cmp.Or(f.name, "target"), URL: f.url, Addr: addr, Pid: f.pid, Env: f.env, Knobs: knobs, SkipVerify: f.skipVerify}
+	t := &results.Target{Name: cmp.Or(f.name, "target"), URL: f.url, Addr: addr, Pid: f.pid, Cgroup: f.cgroup, Env: f.env, Knobs: knobs, SkipVerify: f.skipVerify}
 	return t, checkTarget(t)
 }
 
@@ -116,6 +119,16 @@ func checkTarget(t *results.Target) error {
 	}
 	if t.Pid < 0 || t.Pid > 0 && errors.Is(syscall.Kill(t.Pid, 0), syscall.ESRCH) {
 		return fmt.Errorf("--target-pid %d: no such process on this host (the lab probes a target's process only where it runs itself)", t.Pid)
+	}
+	if t.Cgroup != "" {
+		switch pids, err := probe.CgroupProcs(t.Cgroup); {
+		case t.Pid != 0:
+			return errors.New("--target-pid and --target-cgroup: give one; a cgroup's processes are probed whole, its tree or not")
+		case err != nil:
+			return fmt.Errorf("--target-cgroup: %w (give the folder of a cgroup on this host, which holds a cgroup.procs file)", err)
+		case len(pids) == 0:
+			return fmt.Errorf("--target-cgroup %s: the cgroup holds no process, nor do those below it: is the server running, in it?", t.Cgroup)
+		}
 	}
 	for _, k := range t.Knobs {
 		if !slices.Contains(contender.Knobs, k) {
@@ -205,8 +218,11 @@ func openTarget(lf labFlags, w io.Writer, t *results.Target) (*lab.Lab, error) {
 
 // describeTarget is the line a target run begins with.
 func describeTarget(t *results.Target, l *lab.Lab) string {
-	probed := "no --target-pid: no server resources"
-	if t.Pid > 0 {
+	probed := "no --target-pid or --target-cgroup: no server resources"
+	switch {
+	case t.Cgroup != "":
+		probed = fmt.Sprintf("the processes of cgroup %s probed", t.Cgroup)
+	case t.Pid > 0:
 		probed = fmt.Sprintf("process %d and its tree probed", t.Pid)
 	}
 	return fmt.Sprintf("the target %s at %s, a server arena did not start (%s; said to run on CPU %s), client on CPU %s",
@@ -237,7 +253,7 @@ func openFor(lf labFlags, w io.Writer, spec results.RunSpec) (*lab.Lab, []*conte
 }
 
 // resourceCells are a summary row's CPU %, RSS and threads; a server the lab had no process
-// of (a target without --target-pid) has "-" there, never zeros.
+// of (a target given neither --target-pid nor --target-cgroup) has "-" there, never zeros.
 func resourceCells(s results.CellSummary) []string {
 	if s.ServerUnprobed != "" {
 		return []string{"-", "-", "-"}

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -14,6 +16,10 @@ import (
 func TestRunTargetRefusesWhatMakesNoSense(t *testing.T) {
 	setup(t)
 	const at = "http://127.0.0.1:1"
+	emptyCgroup := t.TempDir() // read as a cgroup is: a folder with cgroup.procs, here empty
+	if err := os.WriteFile(filepath.Join(emptyCgroup, "cgroup.procs"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	none := []string{"--target", at, "--target-knobs", "none"} // a target isolation's seed level can run
 	tests := []struct {
 		name string
@@ -41,6 +47,10 @@ func TestRunTargetRefusesWhatMakesNoSense(t *testing.T) {
 		{"a bad name", append([]string{"--target-name", "My Server"}, none...), []string{`--target-name "My Server"`, "a-z, 0-9 and -"}},
 		{"a contender's name", append([]string{"--target-name", "go-nethttp", "--server-cpus", "0", "--client-cpus", "0"}, none...), []string{"a contender of this lab has that name"}},
 		{"no such process", append([]string{"--target-pid", "999999999"}, none...), []string{"--target-pid 999999999: no such process"}},
+		{"a cgroup alone", []string{"--target-cgroup", "/sys/fs/cgroup/pids"}, []string{"--target-cgroup goes with --target"}},
+		{"no cgroup", append([]string{"--target-cgroup", "/tmp"}, none...), []string{"--target-cgroup", "/tmp is no cgroup", "cgroup.procs"}},
+		{"a cgroup and a pid", append([]string{"--target-cgroup", emptyCgroup, "--target-pid", "1"}, none...), []string{"--target-pid and --target-cgroup: give one"}},
+		{"an empty cgroup", append([]string{"--target-cgroup", emptyCgroup}, none...), []string{"the cgroup holds no process"}},
 		{"an unknown knob", []string{"--target", at, "--target-knobs", "THREADS"}, []string{"--target-knobs THREADS: not a contract variable"}},
 		{"env not honoured", append([]string{"--target-env", "WORKER_THREADS=11"}, none...), []string{"--target-env WORKER_THREADS: not among --target-knobs"}},
 		{"env not the contract's", []string{"--target", at, "--target-env", "FOO=1"}, []string{"--target-env FOO: not a contract variable"}},

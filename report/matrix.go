@@ -64,6 +64,7 @@ type matrixColumn struct {
 
 type matrixRow struct {
 	Contender string
+	Model     string // how it waits (its manifest's model), so that a claim about models reads down the rows
 	Cells     []matrixCell
 }
 
@@ -176,7 +177,7 @@ func buildMatrix(runs []*results.Run, o MatrixOptions) (*matrixView, []barsData,
 		return cmp.Or(b.Run.Started.Compare(a.Run.Started), cmp.Compare(b.Run.ID, a.Run.ID))
 	})
 	for _, name := range v.Contenders {
-		row := matrixRow{Contender: name}
+		row := matrixRow{Contender: name, Model: modelOf(runs, name)}
 		for i, col := range v.Columns {
 			cell := matrixCellOf(col.merged, headlinesOf(cols[i][0]), name)
 			if r := pickedBy[i][name]; r != nil {
@@ -192,6 +193,18 @@ func buildMatrix(runs []*results.Run, o MatrixOptions) (*matrixView, []barsData,
 		bars = []barsData{}
 	}
 	return v, bars, nil
+}
+
+// modelOf is a contender's model as the runs record it; "" when none does.
+func modelOf(runs []*results.Run, name string) string {
+	for _, r := range runs {
+		for _, c := range r.Contenders {
+			if c.Name == name && c.Model != "" {
+				return c.Model
+			}
+		}
+	}
+	return ""
 }
 
 // WriteMatrix renders the matrix of runs to outPath, replacing it only once complete.

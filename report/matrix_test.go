@@ -14,7 +14,7 @@ import (
 func matrixCells(t *testing.T, page string) map[string][]string {
 	t.Helper()
 	rows := map[string][]string{}
-	for _, tr := range regexp.MustCompile(`(?s)<tr><th scope="row">(.*?)</th>(.*?)</tr>`).FindAllStringSubmatch(sectionByID(t, page, "matrix"), -1) {
+	for _, tr := range regexp.MustCompile(`(?s)<tr><th scope="row">([^<]*)(?:<div class="hint model">[^<]*</div>)?</th>(.*?)</tr>`).FindAllStringSubmatch(sectionByID(t, page, "matrix"), -1) {
 		for _, td := range regexp.MustCompile(`(?s)<td class="mcell[^"]*">(.*?)</td>`).FindAllStringSubmatch(tr[2], -1) {
 			rows[tr[1]] = append(rows[tr[1]], html.UnescapeString(td[1]))
 		}
@@ -58,6 +58,9 @@ func TestMatrixTakesEachContendersLatestRun(t *testing.T) {
 	}
 	if !strings.Contains(page, `class="alert"`) || !strings.Contains(page, "older build") {
 		t.Error("the page does not explain the stale marks")
+	}
+	if m := sectionByID(t, page, "matrix"); !strings.Contains(m, `<th scope="row">`+slow+`<div class="hint model">thread per request</div></th>`) {
+		t.Errorf("%s's row does not say its model", slow)
 	}
 	runs := sectionByID(t, page, "runs")
 	if a, b := strings.Index(runs, newer.ID), strings.Index(runs, older.ID); a < 0 || b < 0 || a > b {

@@ -326,11 +326,26 @@ func (c *Claim) decide(studyRun, every *results.Run) {
 			c.Why, c.Conditions = x.Why, x.Conditions
 			if x.Verdict == results.ClaimUntestedHere {
 				c.Verdict = x.Verdict
-				c.RestsOn = "nothing: the runs did not give the conditions the claim depends on"
+				c.RestsOn = "nothing: the runs did not give the conditions the claim depends on" + unmet(x.Conditions)
 			}
 			break
 		}
 	}
+}
+
+// unmet names the conditions the run did not give, for the summary table's one line: " (server
+// cores ≥ 8, given 1)"; "" when none is recorded.
+func unmet(conds []results.Condition) string {
+	var out []string
+	for _, c := range conds {
+		if !c.Met {
+			out = append(out, fmt.Sprintf("%s ≥ %g, given %g", c.Name, c.Needs, c.Given))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(out, "; ") + ")"
 }
 
 // byCores is the claim's verdict in each run of the study's form, one per server core count

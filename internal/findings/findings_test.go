@@ -47,7 +47,8 @@ func downstreamRun(t *testing.T, id, preset string, quick bool, rps map[string][
 			Levels: []results.Level{{Name: "self", Load: "closed loop, 100 connections"}}},
 		Env: results.Environment{CPUModel: "AMD EPYC", Cores: 2, MemoryGB: 24, ServerCPUs: "1", ClientCPUs: "0", HeapMB: 512, JavaVersion: "25"}}
 	for _, name := range order {
-		run.Contenders = append(run.Contenders, results.Contender{Name: name, Stack: name + " stack", Verified: results.VerifyPassed})
+		model := map[bool]string{true: "goroutines", false: "reactive"}[name == "go-nethttp"]
+		run.Contenders = append(run.Contenders, results.Contender{Name: name, Stack: name + " stack", Model: model, Verified: results.VerifyPassed})
 		for r, v := range rps[name] {
 			c := cell(t, name, "self", "data", r+1, v, 20)
 			if preset == "steady" {
@@ -205,7 +206,7 @@ func TestUntestedHereIsShownWithItsConditions(t *testing.T) {
 		Why: "needs ≥ 4 server cores (seeds/000 line 12), this run gave 1", Conditions: []results.Condition{cond}}}
 	run := &results.Run{ID: "r1", Scenario: results.ScenarioInfo{Preset: "seed"}}
 	c.decide(run, nil)
-	if c.Verdict != results.ClaimUntestedHere || !strings.Contains(c.Why, "this run gave 1") || len(c.Conditions) != 1 || !strings.Contains(c.RestsOn, "did not give the conditions") {
+	if c.Verdict != results.ClaimUntestedHere || !strings.Contains(c.Why, "this run gave 1") || len(c.Conditions) != 1 || !strings.HasSuffix(c.RestsOn, "did not give the conditions the claim depends on (server cores ≥ 4, given 1)") {
 		t.Errorf("decided %q: %s (rests on %s), conditions %v", c.Verdict, c.Why, c.RestsOn, c.Conditions)
 	}
 	if got := ConditionText(cond); got != "server cores: needs ≥ 4 (seeds/000 line 12); the run gave 1: not met" {

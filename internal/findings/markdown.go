@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -143,22 +144,24 @@ func writeClaim(b *strings.Builder, c Claim) {
 // measured it, each scenario at the study's preset.
 func writeMatrix(b *strings.Builder, f *Findings) {
 	var names []string
+	model := map[string]string{}
 	for _, r := range f.Runs {
 		for _, c := range r.Contenders {
 			names = appendNew(names, c.Name)
+			model[c.Name] = cmp.Or(model[c.Name], c.Model)
 		}
 	}
 	slices.Sort(names)
 	if len(names) == 0 {
 		return
 	}
-	b.WriteString("## Every contender on every scenario\n\nEach cell: the scenario's verdicts on the contender, from the run that measured it (the page has the figures and links each run's report).\n\n| contender |")
+	b.WriteString("## Every contender on every scenario\n\nEach cell: the scenario's verdicts on the contender, from the run that measured it (the page has the figures and links each run's report); its model says how it waits, so a claim about models reads down the rows.\n\n| contender | model |")
 	for _, s := range f.Studies {
 		fmt.Fprintf(b, " %s |", s.Scenario)
 	}
-	b.WriteString("\n| --- |" + strings.Repeat(" --- |", len(f.Studies)) + "\n")
+	b.WriteString("\n| --- | --- |" + strings.Repeat(" --- |", len(f.Studies)) + "\n")
 	for _, n := range names {
-		fmt.Fprintf(b, "| %s |", n)
+		fmt.Fprintf(b, "| %s | %s |", n, cmp.Or(model[n], "—"))
 		for _, s := range f.Studies {
 			fmt.Fprintf(b, " %s |", tableCell(verdictsOf(s, n)))
 		}

@@ -103,8 +103,10 @@ func (l *Lab) measureTarget(ctx context.Context, o RunOptions, spec results.RunS
 func targetNotes(t *results.Target) []string {
 	notes := []string{fmt.Sprintf("target: %s at %s, a server arena did not start: not built, pinned, capped or stopped by the lab; every cell ran against the same process, one after the other (no fresh server per cell)", t.Name, t.URL)}
 	switch {
-	case t.Pid == 0:
+	case !t.Probed():
 		notes = append(notes, "target: "+results.NoServerProcess+"; nor were its CPUs checked for other work (shared_cpu)")
+	case t.Cgroup != "":
+		notes = append(notes, fmt.Sprintf("target: the processes of cgroup %s (--target-cgroup) and of the cgroups below it were probed; the lab counts a server's own CPU by its process group, which a cgroup is not, so the server CPUs were not checked for other work (shared_cpu)", t.Cgroup))
 	case targetGroup(t.Pid) == 0:
 		notes = append(notes, fmt.Sprintf("target: process %d (--target-pid) and its tree were probed; it leads no process group of its own, so the server CPUs were not checked for other work (shared_cpu)", t.Pid))
 	}
@@ -167,7 +169,7 @@ func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, groups []stri
 	if err := targetReady(ctx, t.Addr, targetReadyWait); err != nil {
 		return fail("ready", err.Error())
 	}
-	srv, err := verify.NewServer(t.Addr, t.Pid)
+	srv, err := verify.NewServer(t.Addr, t.Pid) // a cgroup's target: checked after bad input by its readiness alone
 	if err != nil {
 		return fail("ready", fmt.Sprintf("--target-pid %d: %v", t.Pid, err))
 	}
@@ -238,7 +240,7 @@ func (l *Lab) runTargetCell(ctx context.Context, c cellPlan, dir string) results
 		return cell
 	}
 	srv := &cellServer{target: t}
-	live, endLive := untilGone(ctx, t.Pid)
+	live, endLive := untilGone(ctx, t)
 	defer endLive()
 	limit := results.SilenceLimit(c.level.Load.Describe().Timeout)
 	dog := watch(t.Addr, limit, func(since time.Time) {
@@ -254,7 +256,7 @@ func (l *Lab) runTargetCell(ctx context.Context, c cellPlan, dir string) results
 	if err := l.record(&cell, c, m); err != nil && m.err == nil {
 		m.err = err
 	}
-	if t.Pid == 0 {
+	if !t.Probed() {
 		cell.Server = results.Resources{CPUs: cell.Server.CPUs, Unprobed: results.NoServerProcess}
 	}
 	if srv.group() == 0 { // its own use cannot be told from other work on the server's CPUs
@@ -273,12 +275,17 @@ func classifyTarget(ctx context.Context, c cellPlan, t *results.Target, m measur
 		during = "during the warm-up"
 	}
 	switch {
+	case m.crashed && t.Cgroup != "":
+		return results.Outcome{Status: results.OutcomeCrashed, Detail: fmt.Sprintf("the target's cgroup %s (--target-cgroup) was left with no process %s", t.Cgroup, during)}
 	case m.crashed:
 		return results.Outcome{Status: results.OutcomeCrashed, Detail: fmt.Sprintf("the target's process %d (--target-pid) ended %s", t.Pid, during)}
 	case len(m.exits) > 0:
-		e := m.exits[0]
+		e, of, lived := m.exits[0], "tree", "its root"
+		if t.Cgroup != "" {
+			of, lived = "cgroup", "others"
+		}
 		return results.Outcome{Status: results.OutcomeCrashed, Detail: fmt.Sprintf(
-			"a process of the target's tree died during the load, %.1f s in (pid %d, %s; %d in all), while its root lived on", e.T, e.Pid, e.Name, len(m.exits))}
+			"a process of the target's %s died during the load, %.1f s in (pid %d, %s; %d in all), while %s lived on", of, e.T, e.Pid, e.Name, len(m.exits), lived)}
 	case m.silent:
 		at := m.silentSince.Sub(m.start).Seconds()
 		return results.Outcome{Status: results.OutcomeUnresponsive, StoppedAnswering: &at, Detail: fmt.Sprintf(
@@ -291,11 +298,11 @@ func classifyTarget(ctx context.Context, c cellPlan, t *results.Target, m measur
 	return results.Outcome{Status: results.OutcomeOK, Detail: "the target was left running: the lab did not start it and does not stop it"}
 }
 
-// untilGone is ctx, ended early when the target's process pid ends (polled: it is no child
-// of the lab's); with no pid, ctx itself.
-func untilGone(ctx context.Context, pid int) (context.Context, context.CancelFunc) {
+// untilGone is ctx, ended early when the target's process ends, or its cgroup is left with
+// none (polled: it is no child of the lab's); given neither, ctx itself.
+func untilGone(ctx context.Context, t *results.Target) (context.Context, context.CancelFunc) {
 	live, cancel := context.WithCancel(ctx)
-	if pid == 0 {
+	if !t.Probed() {
 		return live, cancel
 	}
 	go func() {
@@ -304,7 +311,7 @@ func untilGone(ctx context.Context, pid int) (context.Context, context.CancelFun
 			case <-live.Done():
 				return
 			case <-time.After(probePeriod):
-				if !alive(pid) {
+				if targetGone(t) {
 					cancel()
 					return
 				}
@@ -312,6 +319,19 @@ func untilGone(ctx context.Context, pid int) (context.Context, context.CancelFun
 		}
 	}()
 	return live, cancel
+}
+
+// targetGone says whether the target's process has ended, or its cgroup holds none; a
+// target given with neither never has, as far as the lab can tell.
+func targetGone(t *results.Target) bool {
+	switch {
+	case t.Cgroup != "":
+		pids, err := probe.CgroupProcs(t.Cgroup)
+		return err != nil || len(pids) == 0
+	case t.Pid > 0:
+		return !alive(t.Pid)
+	}
+	return false
 }
 
 // alive says whether process pid exists and is not a zombie (a target started by a shell
@@ -353,21 +373,22 @@ func (s *cellServer) group() int {
 	return s.in.Pid()
 }
 
-// gone says whether the server's main process has ended; a target given without its pid
-// never has, as far as the lab can tell.
+// gone says whether the server's main process has ended (a target's: targetGone).
 func (s *cellServer) gone() bool {
 	if s.target != nil {
-		return s.target.Pid > 0 && !alive(s.target.Pid)
+		return targetGone(s.target)
 	}
 	return exited(s.in)
 }
 
-// startProbe starts the probe of the server's process tree; nil when the lab has no process
-// to probe (a target given without its pid).
+// startProbe starts the probe of the server's process tree (a target's cgroup: its
+// processes); nil when the lab has no process to probe (a target given neither).
 func (s *cellServer) startProbe(start time.Time) *probe.Probe {
 	switch {
 	case s.target == nil:
 		return probe.Start(s.in.Pid(), start, probePeriod)
+	case s.target.Cgroup != "":
+		return probe.StartCgroup(s.target.Cgroup, start, probePeriod)
 	case s.target.Pid == 0:
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -115,14 +116,24 @@ func runTarget(t *testing.T, target *results.Target) (*results.Run, error) {
 func TestTargetIsMeasuredWhereItRuns(t *testing.T) {
 	short(t)
 	url, addr, pid := startTarget(t, faulty.None)
-	for _, probed := range []bool{true, false} {
+	// A cgroup as the lab reads one: a folder whose cgroup.procs lists the target (a real
+	// cgroup's probe is internal/probe's test).
+	cgroup := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cgroup, "cgroup.procs"), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, by := range []string{"pid", "cgroup", "none"} {
+		probed := by != "none"
 		target := &results.Target{Name: "mine", URL: url, Addr: addr, Knobs: []string{"BACKPRESSURE"}, SkipVerify: true}
-		if probed {
+		switch by {
+		case "pid":
 			target.Pid = pid
+		case "cgroup":
+			target.Cgroup = cgroup
 		}
 		run, err := runTarget(t, target)
 		if err != nil || run.Status != results.RunComplete || len(run.Cells) != 2 {
-			t.Fatalf("probed %v: status %s, %d cells, %v", probed, run.Status, len(run.Cells), err)
+			t.Fatalf("probed by %s: status %s, %d cells, %v", by, run.Status, len(run.Cells), err)
 		}
 		if c := run.Contenders; len(c) != 1 || c[0].Name != "mine" || c[0].Target != url || c[0].Verified != results.VerifyNotAsked {
 			t.Errorf("contenders %+v; want the target alone, named, its URL, not verified", c)
@@ -130,13 +141,16 @@ func TestTargetIsMeasuredWhereItRuns(t *testing.T) {
 		if !strings.Contains(strings.Join(run.Env.Notes, "\n"), "a server arena did not start") {
 			t.Errorf("notes %q do not say the lab did not start it", run.Env.Notes)
 		}
+		if by == "cgroup" && !strings.Contains(strings.Join(run.Env.Notes, "\n"), "the processes of cgroup "+cgroup) {
+			t.Errorf("notes %q do not say the cgroup was probed", run.Env.Notes)
+		}
 		ready, capped := run.Cells[0], run.Cells[1]
 		if ready.Contender != "mine" || ready.Outcome.Status != results.OutcomeOK || !ready.Unverified || len(ready.Tags) == 0 || ready.Tags[0].Completed < 15 {
-			t.Errorf("probed %v: the ready cell %s/%s, %+v, unverified %v, tags %+v", probed, ready.Contender, ready.Level, ready.Outcome, ready.Unverified, ready.Tags)
+			t.Errorf("probed by %s: the ready cell %s/%s, %+v, unverified %v, tags %+v", by, ready.Contender, ready.Level, ready.Outcome, ready.Unverified, ready.Tags)
 		}
 		switch {
 		case probed && (ready.Server.Summary.Samples < 2 || ready.Server.Summary.ThreadsMax == 0 || ready.Server.Unprobed != ""):
-			t.Errorf("given its pid, the server was not probed: %+v", ready.Server)
+			t.Errorf("given its %s, the server was not probed: %+v", by, ready.Server)
 		case !probed && (ready.Server.Unprobed != results.NoServerProcess || len(ready.Server.Timeline) > 0 || summaryOf(run, "ready").ServerUnprobed == ""):
 			t.Errorf("without its pid: server %+v, summary %+v; want no server resources, said", ready.Server, summaryOf(run, "ready"))
 		}
@@ -174,4 +188,28 @@ func summaryOf(run *results.Run, level string) results.CellSummary {
 		}
 	}
 	return results.CellSummary{}
+}
+
+// A target's cgroup with no process left is gone, as its pid's end would be; one with a
+// process is not; a target given neither never is, as far as the lab can tell.
+func TestTargetGoneByItsCgroup(t *testing.T) {
+	cgroup := t.TempDir()
+	procs := filepath.Join(cgroup, "cgroup.procs")
+	for _, tt := range []struct {
+		procs string
+		gone  bool
+	}{{strconv.Itoa(os.Getpid()) + "\n", false}, {"", true}} {
+		if err := os.WriteFile(procs, []byte(tt.procs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := targetGone(&results.Target{Cgroup: cgroup}); got != tt.gone {
+			t.Errorf("cgroup.procs %q: gone %v, want %v", tt.procs, got, tt.gone)
+		}
+	}
+	if targetGone(&results.Target{Cgroup: filepath.Join(cgroup, "removed")}) != true {
+		t.Error("a cgroup removed is not gone")
+	}
+	if targetGone(&results.Target{}) {
+		t.Error("a target given neither pid nor cgroup is gone")
+	}
 }

@@ -1,4 +1,4 @@
-// Package probe samples a process tree's resources (CPU, RSS, threads, context switches,
+// Package probe samples a process tree's (or a cgroup's processes') (CPU, RSS, threads, context switches,
 // open files) on a fixed period, on the same clock as the load engine's timeline.
 package probe
 
@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -29,6 +31,7 @@ type raw struct {
 type Probe struct {
 	root    int32
 	tree    bool
+	cgroup  string // the cgroup whose processes are sampled, in place of a root
 	start   time.Time
 	period  time.Duration
 	mu      sync.Mutex
@@ -58,9 +61,29 @@ func StartAlone(pid int, start time.Time, period time.Duration) *Probe {
 	return begin(pid, false, start, period)
 }
 
+// StartCgroup samples every process of the cgroup at dir and of the cgroups below it: a
+// server the lab did not start whose processes need not share one root (a container's, a
+// systemd unit's, a pod's). Each process is read as a tree's member is, so its figures and
+// a contender's are alike.
+func StartCgroup(dir string, start time.Time, period time.Duration) *Probe {
+	p := newProbe(start, period)
+	p.cgroup = dir
+	return p.begin()
+}
+
 func begin(pid int, tree bool, start time.Time, period time.Duration) *Probe {
+	p := newProbe(start, period)
+	p.root, p.tree = int32(pid), tree
+	return p.begin()
+}
+
+func newProbe(start time.Time, period time.Duration) *Probe {
+	return &Probe{start: start, period: period, done: make(chan struct{})}
+}
+
+func (p *Probe) begin() *Probe {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Probe{root: int32(pid), tree: tree, start: start, period: period, stop: cancel, done: make(chan struct{})}
+	p.stop = cancel
 	go p.loop(ctx)
 	return p
 }
@@ -72,6 +95,7 @@ func (p *Probe) loop(ctx context.Context) {
 	var prev *raw
 	var prevAt time.Time
 	tree := newTree(p.root, p.tree)
+	tree.cgroup = p.cgroup
 	tree.died = func(pid int32, name string) {
 		p.mu.Lock()
 		p.exits = append(p.exits, Exit{Pid: pid, Name: name, T: time.Since(p.start).Seconds()})
@@ -119,7 +143,7 @@ func (p *Probe) Stop() []results.Sample {
 }
 
 // Exits returns the descendants seen to die so far (never the root: its end is its
-// parent's to see).
+// parent's to see); for a cgroup, any of its processes.
 func (p *Probe) Exits() []Exit {
 	if p == nil {
 		return nil
@@ -147,7 +171,8 @@ func nonNeg(v float64) float64 { return max(v, 0) }
 // (or a zombie) died, and is reported to died.
 type tree struct {
 	root     int32
-	walk     bool // false: the root alone
+	walk     bool   // false: the root alone
+	cgroup   string // not "": the cgroup's processes, in place of the root's tree
 	members  []*process.Process
 	scanned  time.Time
 	rescanIn time.Duration
@@ -162,6 +187,9 @@ func newTree(root int32, walk bool) *tree {
 func (t *tree) refresh(ctx context.Context) bool {
 	if t.members != nil && time.Since(t.scanned) < t.rescanIn {
 		return true
+	}
+	if t.cgroup != "" {
+		return t.refreshCgroup(ctx)
 	}
 	rootProc, err := process.NewProcessWithContext(ctx, t.root)
 	if err != nil {
@@ -181,6 +209,57 @@ func (t *tree) refresh(ctx context.Context) bool {
 	t.members, t.scanned = members, time.Now()
 	t.diff(members[1:])
 	return true
+}
+
+// refreshCgroup reads the cgroup's processes afresh: none (the cgroup emptied or gone) is
+// nothing to sample.
+func (t *tree) refreshCgroup(ctx context.Context) bool {
+	pids, err := CgroupProcs(t.cgroup)
+	if err != nil || len(pids) == 0 {
+		t.diff(nil)
+		return false
+	}
+	var members []*process.Process
+	for _, pid := range pids {
+		if m, err := process.NewProcessWithContext(ctx, pid); err == nil {
+			members = append(members, m)
+		}
+	}
+	t.members, t.scanned = members, time.Now()
+	t.diff(members)
+	return len(members) > 0
+}
+
+// CgroupProcs are the processes of the cgroup at dir and of every cgroup below it (a pod's
+// containers are cgroups under the pod's), read from their cgroup.procs files, in cgroup v1
+// and v2 alike. A dir without cgroup.procs is no cgroup.
+func CgroupProcs(dir string) ([]int32, error) {
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err != nil {
+		return nil, fmt.Errorf("%s is no cgroup: %w", dir, err)
+	}
+	var pids []int32
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == dir {
+				return err
+			}
+			return nil // a child cgroup removed during the walk
+		}
+		if d.IsDir() || d.Name() != "cgroup.procs" {
+			return nil
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		for _, f := range bytes.Fields(raw) {
+			if pid, err := strconv.ParseInt(string(f), 10, 32); err == nil {
+				pids = append(pids, int32(pid))
+			}
+		}
+		return nil
+	})
+	return pids, err
 }
 
 // diff compares the descendants of a scan with those seen before: one gone that is no longer

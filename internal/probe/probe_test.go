@@ -1,7 +1,11 @@
 package probe
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,4 +134,79 @@ func children(t *testing.T, pid int) []int32 {
 		pids = append(pids, int32(n))
 	}
 	return pids
+}
+
+// A cgroup's processes are those of its cgroup.procs and of every cgroup below it; a folder
+// without cgroup.procs is refused as no cgroup.
+func TestCgroupProcsReadsTheGroupAndBelow(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, text string) {
+		t.Helper()
+		path := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cgroup.procs", "7\n")
+	write("app/cgroup.procs", "11\n12\n")
+	write("app/cgroup.threads", "11\n12\n13\n") // threads, not processes
+	write("sidecar/cgroup.procs", "")
+	pids, err := CgroupProcs(dir)
+	slices.Sort(pids)
+	if err != nil || !slices.Equal(pids, []int32{7, 11, 12}) {
+		t.Fatalf("pids %v, %v; want 7, 11, 12", pids, err)
+	}
+	if _, err := CgroupProcs(filepath.Join(dir, "nothing")); err == nil {
+		t.Error("a folder that does not exist read as a cgroup")
+	}
+	if _, err := CgroupProcs(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no cgroup") {
+		t.Errorf("a folder without cgroup.procs: %v; want it refused as no cgroup", err)
+	}
+}
+
+// A real cgroup holding two processes of no common parent but the test: both are sampled,
+// the busy one's CPU seen, and one killed is an exit. Skipped where the test may not make a
+// cgroup (not root, or no pids hierarchy).
+func TestProbeSeesACgroup(t *testing.T) {
+	dir := filepath.Join("/sys/fs/cgroup/pids", fmt.Sprintf("arena-probe-test-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("no cgroup to make here (%v)", err)
+	}
+	busy, idle := exec.Command("sh", "-c", `while :; do :; done`), exec.Command("sleep", "600")
+	for _, cmd := range []*exec.Cmd{busy, idle} {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(itoa(cmd.Process.Pid)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, cmd := range []*exec.Cmd{busy, idle} {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		if err := os.Remove(dir); err != nil {
+			t.Errorf("the test's cgroup stays: %v", err)
+		}
+	})
+	p := StartCgroup(dir, time.Now(), 50*time.Millisecond)
+	defer p.Stop()
+	time.Sleep(1200 * time.Millisecond)
+	samples := p.Samples()
+	if len(samples) < 10 || samples[len(samples)-1].Procs != 2 {
+		t.Fatalf("%d samples, last %+v; want both processes, 20 a second", len(samples), samples[len(samples)-1:])
+	}
+	if sum := results.UsageOf(samples, 0.3, 0); sum.CPUPctMean < 30 || sum.ThreadsMax < 2 {
+		t.Fatalf("summary %+v; want the busy loop's CPU and both processes' threads", sum)
+	}
+	_ = idle.Process.Kill()
+	_ = idle.Wait()
+	exits := waitFor(t, p.Exits)
+	if len(exits) != 1 || exits[0].Pid != int32(idle.Process.Pid) || exits[0].Name != "sleep" {
+		t.Fatalf("exits %+v; want the sleep %d", exits, idle.Process.Pid)
+	}
 }

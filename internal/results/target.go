@@ -17,6 +17,9 @@ type Target struct {
 	// Pid is the root of its process tree as the user gave it (--target-pid): probed as a
 	// contender's tree is. 0: the lab has no server resources to show.
 	Pid int `json:"pid,omitempty"`
+	// Cgroup is the folder of its cgroup as the user gave it (--target-cgroup), in place of a
+	// pid: every process of it and of the cgroups below it is probed (a container, a unit).
+	Cgroup string `json:"cgroup,omitempty"`
 	// Env is the contract variables the user says it was started with (--target-env); Knobs
 	// are those it honours (--target-knobs; every contract variable unless said otherwise).
 	// A level setting a variable it honours runs only when Env holds that value.
@@ -45,6 +48,9 @@ func (was *Target) Differences(now *Target) []string {
 	return nil
 }
 
+// Probed says whether the lab was given the target's processes to probe.
+func (t *Target) Probed() bool { return t.Pid > 0 || t.Cgroup != "" }
+
 // NoServerProcess is why a target's cells have no server resources: the lab was not given
 // its process.
-const NoServerProcess = "no server resources: the lab did not start this server and was given no --target-pid to probe"
+const NoServerProcess = "no server resources: the lab did not start this server and was given no --target-pid or --target-cgroup to probe"

@@ -102,6 +102,28 @@ func Unjudged(cs results.CellSummary) (Word, string, bool) {
 	return Word{}, "", false
 }
 
+// FastEndpoints splits the tags of cs that must stay fast beside slow work (tags: /instant
+// and the probes) into those that did not, each said with why (no correct answer, a p99 at or
+// past below, or any failed request: a fast endpoint that failed is not fast), and those that
+// did, each with its p99. Study 004 and the database study judge isolation by it.
+func FastEndpoints(cs results.CellSummary, tags []string, below time.Duration) (slow, fine []string) {
+	for _, t := range cs.Tags {
+		if !slices.Contains(tags, t.Tag) {
+			continue
+		}
+		desc := fmt.Sprintf("%s p99 %s", t.Tag, results.FormatMs(t.Merged.P99))
+		if t.Merged.Count == 0 || t.Merged.P99 >= float64(below)/float64(time.Millisecond) || t.Errors > 0 {
+			if t.Errors > 0 {
+				desc += fmt.Sprintf(" (%d errors)", t.Errors)
+			}
+			slow = append(slow, desc)
+		} else {
+			fine = append(fine, desc)
+		}
+	}
+	return slow, fine
+}
+
 // Disturbed says whether something other than the server set a summary's figures (its
 // client, or other work on its CPUs), and the word that says which.
 func Disturbed(cs results.CellSummary) (Word, bool) {

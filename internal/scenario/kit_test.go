@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +138,27 @@ func TestAFailingCellIsUnjudged(t *testing.T) {
 	cs.Tags[0].ErrKinds = map[string]int64{"timeout": 600}
 	if _, _, unjudged := Unjudged(cs); unjudged {
 		t.Fatal("timeouts are slowness, in the latency: not failures")
+	}
+}
+
+// A fast endpoint stays fast only with correct answers whose p99 is under the bound and no
+// failed request; a tag that need not be fast is not judged.
+func TestFastEndpoints(t *testing.T) {
+	tag := func(name string, count int64, p99 float64, errs int64) results.TagSummary {
+		return results.TagSummary{Tag: name, Merged: results.Latency{Count: count, P99: p99}, Errors: errs}
+	}
+	cs := results.CellSummary{Tags: []results.TagSummary{
+		tag("instant", 100, 4, 0),
+		tag("liveness", 100, 4, 3),     // fast, but three failed
+		tag("readiness", 100, 100, 0),  // at the bound
+		tag("probe", 0, 0, 0),          // no correct answer
+		tag("delayed", 100, 10_000, 0), // slow work, not judged
+	}}
+	slow, fine := FastEndpoints(cs, []string{"instant", "liveness", "readiness", "probe"}, 100*time.Millisecond)
+	if want := []string{"liveness p99 4.00 ms (3 errors)", "readiness p99 100 ms", "probe p99 0.00 ms"}; !slices.Equal(slow, want) {
+		t.Errorf("slow %q; want %q", slow, want)
+	}
+	if want := []string{"instant p99 4.00 ms"}; !slices.Equal(fine, want) {
+		t.Errorf("fine %q; want %q", fine, want)
 	}
 }

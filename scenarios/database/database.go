@@ -249,18 +249,7 @@ func judgeIsolation(cs, idle results.CellSummary) results.Verdict {
 	if w, why, unjudged := scenario.Unjudged(cs); unjudged {
 		return w.Verdict(cs.Contender, cs.Level, why)
 	}
-	var slow, fine []string
-	for _, t := range cs.Tags {
-		if !slices.Contains(fastTags, t.Tag) {
-			continue
-		}
-		desc := fmt.Sprintf("%s p99 %s", t.Tag, results.FormatMs(t.Merged.P99))
-		if t.Merged.Count == 0 || t.Merged.P99 >= ms(IsolatedBelow) {
-			slow = append(slow, desc)
-		} else {
-			fine = append(fine, desc)
-		}
-	}
+	slow, fine := scenario.FastEndpoints(cs, fastTags, IsolatedBelow)
 	dbWhy := ""
 	if t, ok := tagOf(cs, TagDB); ok {
 		dbWhy = fmt.Sprintf("; /db/{id} p99 %s", results.FormatMs(t.Merged.P99))
@@ -285,8 +274,6 @@ func tagOf(cs results.CellSummary, tag string) (results.TagSummary, bool) {
 	}
 	return results.TagSummary{}, false
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // readLevelOf is the read level a claim on throughput is judged at: the read ladder's level
 // at poolConns connections (the quick form's only one), when the run has it.

@@ -161,21 +161,7 @@ func judge(cs results.CellSummary) results.Verdict {
 	if w, why, unjudged := scenario.Unjudged(cs); unjudged {
 		return w.Verdict(cs.Contender, cs.Level, why)
 	}
-	var slow, fine []string
-	for _, t := range cs.Tags {
-		if !slices.Contains(fastTags, t.Tag) {
-			continue
-		}
-		desc := fmt.Sprintf("%s p99 %s", t.Tag, results.FormatMs(t.Merged.P99))
-		if t.Merged.Count == 0 || t.Merged.P99 >= ms(IsolatedBelow) || t.Errors > 0 {
-			if t.Errors > 0 {
-				desc += fmt.Sprintf(" (%d errors)", t.Errors)
-			}
-			slow = append(slow, desc)
-		} else {
-			fine = append(fine, desc)
-		}
-	}
+	slow, fine := scenario.FastEndpoints(cs, fastTags, IsolatedBelow)
 	if len(slow) > 0 {
 		return Starved.Verdict(cs.Contender, cs.Level, strings.Join(slow, ", ")+fmt.Sprintf(" (isolated needs p99 < %s)", IsolatedBelow))
 	}

@@ -1,0 +1,60 @@
+package findings
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// Two reproductions' claims are set side by side, study by study: alike where both read a
+// claim the same, otherwise with both reasons, and a claim one of them lacks is absent there,
+// never counted alike.
+func TestAgreeSetsEveryClaimBesideItsTwin(t *testing.T) {
+	findingsOf := func(id, rev string, claims map[string][]Claim) *Findings {
+		f := &Findings{Reproduction: &results.Reproduction{ID: id, Started: time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC), Status: results.RunComplete, Repeat: 3},
+			Env: results.Environment{ArenaRev: rev}}
+		for _, sc := range []string{"isolation", "chat", "database"} {
+			if cs, ok := claims[sc]; ok {
+				f.Studies = append(f.Studies, Study{Scenario: sc, Claims: cs})
+			}
+		}
+		return f
+	}
+	a := findingsOf("reproduce-a", "d17e12e", map[string][]Claim{
+		"isolation": {{ID: "a", Text: "sync starves", Verdict: results.ClaimHolds}, {ID: "b", Text: "async isolated", Verdict: results.ClaimHolds}},
+		"chat":      {{ID: "a", Text: "bus costs | CPU", Verdict: results.ClaimPartly, Why: "2 of 3 parts hold"}},
+	})
+	b := findingsOf("reproduce-b", "d17e12e", map[string][]Claim{
+		"isolation": {{ID: "a", Text: "sync starves", Verdict: results.ClaimHolds}, {ID: "b", Text: "async isolated", Verdict: results.ClaimHolds}},
+		"chat":      {{ID: "a", Text: "bus costs | CPU", Verdict: results.ClaimFails, Why: "1 of 3 parts holds"}},
+		"database":  {{ID: "a", Text: "virtual matches reactive", Verdict: results.ClaimFails}},
+	})
+	rows := Agree(a, b)
+	var got []string
+	for _, g := range rows {
+		got = append(got, g.Scenario+"/"+g.Claim+":"+g.A+"→"+g.B)
+	}
+	want := []string{"isolation/a:holds→holds", "isolation/b:holds→holds", "chat/a:partly→fails", "database/a:" + Absent + "→fails"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("rows %v; want %v", got, want)
+	}
+	var sb strings.Builder
+	if err := WriteAgreement(&sb, a, b, rows); err != nil {
+		t.Fatal(err)
+	}
+	text := sb.String()
+	for _, want := range []string{
+		"| A | `reproduce-a` | d17e12e | 2026-11-27 03:00 UTC | — | complete | 3 repeat(s) a cell |",
+		`| chat | (a) bus costs \| CPU | partly | fails | **otherwise** |`,
+		"| isolation | (a) sync starves | holds | holds | alike |",
+		"2 of 4 claims read alike in both.",
+		"- chat (a): A partly: 2 of 3 parts hold\n  B fails: 1 of 3 parts holds",
+		"- database (a): A (absent): —",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the table lacks %q:\n%s", want, text)
+		}
+	}
+}
