@@ -23,6 +23,8 @@ type ConstantPacer struct {
 	Per  time.Duration
 }
 
+var _ Pacer = ConstantPacer{}
+
 // PerSecond is a ConstantPacer of n hits per second.
 func PerSecond(n int) ConstantPacer { return ConstantPacer{Freq: n, Per: time.Second} }
 

@@ -1,13 +1,14 @@
 // Package profile records a contender's CPU profile over a cell's measured load with its
 // stack's own profiler (JFR for a JVM, V8's sampler for Node, pprof for Go, py-spy for
-// Python) and folds
+// Python, perf for Rust) and folds
 // each into one form, collapsed stacks, from which results keep the top frames and the
 // flame graph the report draws.
 //
 // A JVM profiles its whole life, and only the samples stamped inside the load's window are
 // kept; Node's profiler (v8/profiler.cjs, preloaded) starts and stops on a signal at the
 // load's start and end; Go's pprof endpoint is read in one-second profiles from the load's
-// start to its end; py-spy attaches to a Python contender's processes for the load alone.
+// start to its end; py-spy attaches to a Python contender's processes for the load alone, and
+// perf to a native contender's threads.
 package profile
 
 import (
@@ -37,6 +38,7 @@ const (
 	V8    = "v8"
 	Pprof = "pprof"
 	PySpy = "py-spy"
+	Perf  = "perf"
 )
 
 var (
@@ -68,7 +70,10 @@ func ToolFor(m *contender.Manifest) (tool, why string) {
 		}
 		return "", "py-spy, the profiler for the python runtime, is not installed: " + pySpyInstall
 	case "rust":
-		return "", "no profiler for the rust runtime yet: a native binary needs perf, whose kernel events this lab's machines may not give"
+		if PerfPath() != "" {
+			return Perf, ""
+		}
+		return "", "perf, the profiler for the rust runtime, is not installed: " + perfInstall
 	}
 	return "", fmt.Sprintf("no profiler for the %q runtime", m.Runtime)
 }
@@ -93,6 +98,7 @@ type Session struct {
 	stacks   results.Stacks
 	pprof    *pprofReader
 	pyspy    pySpy
+	perf     perfRecord
 	// client is arena's own CPU profile over the same load (runtime/pprof): the load
 	// engine's cost beside the server's; clientErr says why there is none.
 	client    bytes.Buffer
@@ -212,12 +218,15 @@ func (s *Session) Begin() {
 	if s.pprof != nil {
 		s.pprof.start()
 	}
-	if s.tool == PySpy {
-		if s.Pid == nil {
-			s.pyspy.err = errors.New("py-spy: no process to attach to")
-		} else {
-			s.pyspy.start(PySpyPath(), s.Pid(), s.path(".pyspy.txt"))
-		}
+	switch {
+	case s.tool == PySpy && s.Pid == nil:
+		s.pyspy.err = errors.New("py-spy: no process to attach to")
+	case s.tool == PySpy:
+		s.pyspy.start(PySpyPath(), s.Pid(), s.path(".pyspy.txt"))
+	case s.tool == Perf && s.Pid == nil:
+		s.perf.err = errors.New("perf: no process to attach to")
+	case s.tool == Perf:
+		s.perf.start(PerfPath(), s.Pid(), s.path(".perf.data"))
 	}
 	if s.WithClient {
 		s.client.Reset()
@@ -240,6 +249,7 @@ func (s *Session) End() {
 		s.pprof.stop()
 	}
 	s.pyspy.stop()
+	s.perf.stop()
 }
 
 // Wait waits for the last one-second pprof read to come back.
@@ -303,6 +313,9 @@ func (s *Session) Fold() *results.Profile {
 	case PySpy:
 		p.File = s.rel(s.path(".pyspy.txt"))
 		stacks, err = s.pyspy.fold()
+	case Perf:
+		p.File = s.rel(s.path(".perf.data"))
+		stacks, err = s.perf.fold()
 	}
 	s.stacks = stacks
 	return s.finish(p, stacks, err, ".folded")

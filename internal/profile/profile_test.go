@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/pprof"
@@ -252,7 +253,7 @@ func TestToolForFollowsTheRuntime(t *testing.T) {
 		{contender.Manifest{Name: "n", Runtime: "node"}, V8},
 		{contender.Manifest{Name: "g", Runtime: "go", Knobs: []string{PprofVar}}, Pprof},
 		{contender.Manifest{Name: "g", Runtime: "go"}, ""},
-		{contender.Manifest{Name: "r", Runtime: "rust"}, ""},
+		{contender.Manifest{Name: "r", Runtime: "rust"}, map[bool]string{true: Perf, false: ""}[PerfPath() != ""]},
 		{contender.Manifest{Name: "o", Runtime: "other"}, ""},
 	} {
 		tool, why := ToolFor(&tt.m)
@@ -348,5 +349,64 @@ func TestPySpySaysWhyItRecordedNothing(t *testing.T) {
 	s.End()
 	if p := s.Fold(); p.Samples != 0 || !strings.HasPrefix(p.Error, "py-spy: ") {
 		t.Fatalf("profile %+v; want no samples and py-spy's reason", p)
+	}
+}
+
+// perf script's samples are folded root first under their thread's command, offsets and
+// "(inlined)" dropped so that a function's samples add up, an unsymbolised frame kept as
+// [unknown], a symbol with spaces whole.
+func TestFoldPerfScript(t *testing.T) {
+	raw := []byte("rust-axum \n" +
+		"\t            701a axum::serve::handle+0x1f\n" +
+		"\t            620e <tokio::runtime::task::Task<T> as core::future::Future>::poll\n" +
+		"\t           27304 __libc_start_main_impl (inlined)\n" +
+		"\n" +
+		"rust-axum \n" +
+		"\t            7020 axum::serve::handle+0x40\n" +
+		"\t            620e <tokio::runtime::task::Task<T> as core::future::Future>::poll\n" +
+		"\t           27304 __libc_start_main_impl (inlined)\n" +
+		"\n" +
+		"tokio-rt-worker \n" +
+		"\t            13090 [unknown]\n")
+	got := foldPerfScript(raw)
+	want := results.Stacks{
+		"rust-axum;__libc_start_main_impl;<tokio::runtime::task::Task<T> as core::future::Future>::poll;axum::serve::handle": 2,
+		"tokio-rt-worker;[unknown]": 1,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("folded %v; want %v", got, want)
+	}
+}
+
+// perf attaches to a running native process for the load alone and its samples are folded:
+// a busy shell's samples, rooted at its command. Skipped where perf is not installed (.ci/run
+// installs it).
+func TestPerfRecordsANativeProcess(t *testing.T) {
+	if PerfPath() == "" {
+		tool, why := ToolFor(&contender.Manifest{Name: "r", Runtime: "rust"})
+		if tool != "" || !strings.Contains(why, perfInstall) {
+			t.Fatalf("without perf: %q, %q", tool, why)
+		}
+		t.Skip("perf is not installed: " + why)
+	}
+	busy := exec.Command("sh", "-c", "while :; do :; done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = busy.Process.Kill(); _ = busy.Wait() }()
+	s, err := New(Perf, t.TempDir(), "native-cell", contender.JDK{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pid = func() int { return busy.Process.Pid }
+	s.Begin()
+	time.Sleep(1500 * time.Millisecond)
+	s.End()
+	p := s.Fold()
+	if p.Error != "" || p.Samples < 50 || p.File != filepath.Join("profiles", "native-cell.perf.data") {
+		t.Fatalf("profile %+v; want samples over 1.5 s at 99 Hz, the recording named, and no error", p)
+	}
+	if n := hot(mustRead(t, s.dir, p.Folded), "sh"); n < p.Samples/2 {
+		t.Fatalf("sh in %d of %d samples; want most", n, p.Samples)
 	}
 }

@@ -9,7 +9,7 @@ import (
 // Profile is a contender's CPU profile over one cell's measured load (arena run --profile),
 // taken with its stack's own profiler and folded into one form for every stack.
 type Profile struct {
-	Tool string `json:"tool"` // "jfr", "v8" or "pprof"
+	Tool string `json:"tool"` // "jfr", "v8", "pprof", "py-spy" or "perf"
 	// File is the tool's own recording (open it in JMC, Chrome DevTools or go tool pprof);
 	// Folded the samples as collapsed stacks ("root;…;leaf count", flamegraph.pl's input).
 	// Both are relative to the run's folder.

@@ -137,16 +137,70 @@ func (Scenario) Judge(run *results.Run) ([]results.Verdict, []results.Claim) {
 		claimDelayedStays(run, idx, byName),
 		claimAllIsolated("arena-1", "Beyond the study: Tomcat on virtual threads stays isolated too, with blocking code.",
 			[]string{"spring-mvc-virtual"}, byName),
+		claimEveryModel(run, byName),
 	}
 	// The study's claims are about its load: 11 request threads. Another preset tests
 	// something else, so it leaves them untested rather than judged at the wrong load.
 	if run.Scenario.Preset != "seed" {
-		for i := range claims[:4] {
+		for _, i := range []int{0, 1, 2, 3, 5} {
 			claims[i].Verdict = results.ClaimUntested
 			claims[i].Why = fmt.Sprintf("the study's load is preset seed (%d request threads); this run is preset %s", seedThreads, run.Scenario.Preset)
 		}
 	}
 	return verdicts, claims
+}
+
+// claimEveryModel: (arena-2) the study's finding asked of every ecosystem, by each contender's
+// model (contenders/README.md, "How each model waits and calls"): a thread-per-request server
+// blocks a pool thread for the whole of /delayed, so at the study's 11 threads it starves, in
+// Java, Python or Rust alike; every other model leaves the wait without a pool thread (or, as
+// Undertow does, serves /instant on its IO loop) and stays isolated. Each contender is a part;
+// a thread-per-request one that does not honour WORKER_THREADS ran another pool, and is
+// untested. Judged only over more than one runtime: the study's own Spring stacks are one
+// ecosystem, which claims (a), (b) and arena-1 already judge.
+func claimEveryModel(run *results.Run, byName map[string]results.Verdict) results.Claim {
+	c := results.Claim{ID: "arena-2", Text: fmt.Sprintf("Beyond the study, in every ecosystem: each thread-per-request contender (Tomcat, Jetty, Flask on gunicorn's threads, Rust's request threads), its pool at the study's %d threads, starves; each whose model does not hold a pool thread for the whole wait (async servlets, reactive, event loops, virtual threads, goroutines, coroutines, actors) stays isolated.", seedThreads)}
+	var parts []scenario.Part
+	runtimes := map[string]bool{}
+	for _, ct := range run.Contenders {
+		v, ok := byName[ct.Name]
+		if !ok {
+			continue
+		}
+		runtimes[ct.Runtime] = true
+		parts = append(parts, modelPart(ct, v))
+	}
+	if len(runtimes) < 2 {
+		c.Verdict, c.Why = results.ClaimUntested, fmt.Sprintf("needs contenders of more than one runtime; this run has %d", len(runtimes))
+		return c
+	}
+	return scenario.Combine(c, parts...)
+}
+
+// modelPart is one contender's part of claim arena-2: starved (or silent) if its model blocks
+// a pool thread per request, isolated otherwise; figures that are no verdict either way
+// (client-bound, shared CPU, a crash of a blocking server) are untested.
+func modelPart(ct results.Contender, v results.Verdict) scenario.Part {
+	who := fmt.Sprintf("%s (%s, %s)", ct.Name, ct.Model, ct.Runtime)
+	said := fmt.Sprintf("%s %s (%s)", who, v.Verdict, v.Why)
+	if ct.Model == "thread-per-request" {
+		switch {
+		case !slices.Contains(ct.Knobs, "WORKER_THREADS"):
+			return scenario.Part{Verdict: results.ClaimUntested, Why: who + " does not honour WORKER_THREADS: its pool was not the study's"}
+		case v.Verdict == Starved.Text || v.Verdict == results.OutcomeUnresponsive:
+			return scenario.Part{Verdict: results.ClaimHolds, Why: said}
+		case v.Verdict == Isolated.Text:
+			return scenario.Part{Verdict: results.ClaimFails, Why: said + ", though its model blocks a pool thread per request"}
+		}
+		return scenario.Part{Verdict: results.ClaimUntested, Why: who + " " + v.Verdict}
+	}
+	switch {
+	case v.Verdict == Isolated.Text:
+		return scenario.Part{Verdict: results.ClaimHolds, Why: said}
+	case notIsolated(v.Verdict):
+		return scenario.Part{Verdict: results.ClaimFails, Why: said}
+	}
+	return scenario.Part{Verdict: results.ClaimUntested, Why: who + " " + v.Verdict}
 }
 
 // asyncStacks are the study's three services that release the request thread.

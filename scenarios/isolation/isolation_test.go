@@ -375,8 +375,64 @@ func TestJudgeShape(t *testing.T) {
 	if got := strings.Join(names, " "); got != "spring-webflux=isolated spring-mvc=starved spring-mvc-async=isolated" {
 		t.Errorf("verdicts %s", got)
 	}
-	if len(claims) != 5 {
-		t.Errorf("claims %v, want a, b, c, d and arena-1", claims)
+	if len(claims) != 6 {
+		t.Errorf("claims %v, want a, b, c, d, arena-1 and arena-2", claims)
+	}
+}
+
+// arena-2 asks study 004 of every ecosystem by model: a thread-per-request contender with the
+// study's pool starves, any other stays isolated. Each contender is a part; a blocking one
+// that ran its own pool (no WORKER_THREADS) is untested, as is a verdict that says nothing
+// either way; one runtime alone is no answer across ecosystems.
+func TestJudgeEveryModelClaim(t *testing.T) {
+	contender := func(name, model, runtime string, knobs ...string) results.Contender {
+		return results.Contender{Name: name, Model: model, Runtime: runtime, Knobs: knobs}
+	}
+	python := []results.Contender{
+		contender("python-flask", "thread-per-request", "python", "WORKER_THREADS"),
+		contender("python-fastapi", "event-loop", "python"),
+	}
+	java := []results.Contender{contender("spring-mvc", "thread-per-request", "java", "WORKER_THREADS"), contender("spring-webflux", "reactive", "java")}
+	for _, tt := range []struct {
+		name       string
+		contenders []results.Contender
+		figs       []fig
+		verdict    string
+		why        []string
+	}{
+		{"sync starved, async isolated", append(python, java...),
+			[]fig{starvedFig("python-flask"), isolatedFig("python-fastapi"), starvedFig("spring-mvc"), isolatedFig("spring-webflux")},
+			"holds", []string{"python-flask (thread-per-request, python) starved", "python-fastapi (event-loop, python) isolated"}},
+		{"an event loop starved", append(python, java...),
+			[]fig{starvedFig("python-flask"), starvedFig("python-fastapi"), starvedFig("spring-mvc"), isolatedFig("spring-webflux")},
+			"partly", []string{"python-fastapi (event-loop, python) starved"}},
+		{"a blocking server isolated", append(python, java...),
+			[]fig{isolatedFig("python-flask"), isolatedFig("python-fastapi"), starvedFig("spring-mvc"), isolatedFig("spring-webflux")},
+			"partly", []string{"python-flask (thread-per-request, python) isolated", "though its model blocks a pool thread per request"}},
+		{"its own pool", []results.Contender{contender("rust-threads", "thread-per-request", "rust"), java[0]},
+			[]fig{isolatedFig("rust-threads"), starvedFig("spring-mvc")},
+			"holds where tested", []string{"rust-threads (thread-per-request, rust) does not honour WORKER_THREADS"}},
+		{"client-bound says nothing", append(python[:1:1], java[1]),
+			[]fig{{name: "python-flask", clientBound: true}, isolatedFig("spring-webflux")},
+			"holds where tested", []string{"python-flask (thread-per-request, python) inconclusive"}},
+		{"one runtime", java, []fig{starvedFig("spring-mvc"), isolatedFig("spring-webflux")},
+			"untested", []string{"more than one runtime; this run has 1"}},
+	} {
+		run := &results.Run{Scenario: results.ScenarioInfo{Name: "isolation", Preset: "seed", Duration: 60, Timeout: 60}, Contenders: tt.contenders}
+		_, claims := judgeRunOf(run, tt.figs...)
+		c := claims["arena-2"]
+		if c.Verdict != tt.verdict {
+			t.Errorf("%s: %s (%s), want %s", tt.name, c.Verdict, c.Why, tt.verdict)
+		}
+		for _, w := range tt.why {
+			if !strings.Contains(c.Why, w) {
+				t.Errorf("%s: why %q lacks %q", tt.name, c.Why, w)
+			}
+		}
+	}
+	run := &results.Run{Scenario: results.ScenarioInfo{Name: "isolation", Preset: "default", Duration: 60, Timeout: 60}, Contenders: python}
+	if _, claims := judgeRunOf(run, starvedFig("python-flask"), isolatedFig("python-fastapi")); claims["arena-2"].Verdict != "untested" {
+		t.Errorf("at preset default (no 11 threads): %+v", claims["arena-2"])
 	}
 }
 

@@ -1,0 +1,143 @@
+package profile
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/arena-lab/arena/internal/results"
+)
+
+// perfInstall is what to run when perf is missing (Debian's package; the kernel's tools).
+const perfInstall = "apt-get install linux-perf"
+
+// PerfPath finds Linux's perf on PATH; "" when it is not there.
+func PerfPath() string {
+	p, err := exec.LookPath("perf")
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// perfRecord records a native contender (Rust) from the load's start to its end: perf
+// attached to its main process's threads, sampling the cpu-clock software event at 99 Hz
+// (a VM without a hardware PMU has it too), each sample's stack unwound from a copy of the
+// thread's stack with the binary's DWARF unwind tables, since release builds keep no frame
+// pointers. SIGINT ends the recording; perf script, once the contender has stopped, symbolises
+// the samples and they are folded. Threads started after the load began are not followed.
+type perfRecord struct {
+	cmd  *exec.Cmd
+	out  string
+	log  bytes.Buffer // perf's own output: why it could not attach, when it could not
+	done chan error
+	err  error
+}
+
+func (p *perfRecord) start(bin string, pid int, out string) {
+	p.out = out
+	p.cmd = exec.Command(bin, "record", "--quiet", "-e", "cpu-clock", "-F", "99", "--call-graph", "dwarf",
+		"-p", strconv.Itoa(pid), "-o", out)
+	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
+	if p.err = p.cmd.Start(); p.err != nil {
+		return
+	}
+	p.done = make(chan error, 1)
+	go func() { p.done <- p.cmd.Wait() }()
+}
+
+// stop ends the recording: SIGINT, then perf has 10 s to finish its file before it is killed.
+func (p *perfRecord) stop() {
+	if p.done == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-p.done:
+		// perf record ends with status 0 or, on some versions, by the SIGINT it was sent
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == -1) {
+			p.err = fmt.Errorf("perf record: %w: %s", err, firstLine(p.log.String()))
+		}
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		p.err = errors.Join(errors.New("perf did not write its recording within 10 s of SIGINT"), <-p.done)
+	}
+	p.done = nil
+}
+
+// fold symbolises the recording (perf script) and folds its samples.
+func (p *perfRecord) fold() (results.Stacks, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	if _, err := os.Stat(p.out); err != nil {
+		return nil, fmt.Errorf("perf wrote no recording: %w (%s)", err, firstLine(p.log.String()))
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(PerfPath(), "script", "--input", p.out, "-F", "comm,ip,sym")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("perf script: %w: %s", err, firstLine(stderr.String()))
+	}
+	return foldPerfScript(out), nil
+}
+
+// foldPerfScript folds perf script's text (-F comm,ip,sym): each sample a line naming its
+// thread's command, then its frames, leaf first, one a line as "address symbol", then a blank
+// line. A frame's offset (+0x1f) is dropped so that one function's samples add up; an
+// unsymbolised one reads "[unknown]", as perf writes it. Stacks are rooted at the command.
+func foldPerfScript(raw []byte) results.Stacks {
+	stacks := results.Stacks{}
+	var comm string
+	var frames []string
+	flush := func() {
+		if comm == "" && len(frames) == 0 {
+			return
+		}
+		stack := []string{frameName(comm)}
+		for i := len(frames) - 1; i >= 0; i-- {
+			stack = append(stack, frames[i])
+		}
+		stacks[strings.Join(stack, ";")]++
+		comm, frames = "", nil
+	}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.TrimSpace(line) == "":
+			flush()
+		case line[0] != ' ' && line[0] != '\t':
+			flush()
+			comm = strings.TrimSpace(line)
+		default:
+			_, sym, _ := strings.Cut(strings.TrimSpace(line), " ")
+			frames = append(frames, perfFrame(sym))
+		}
+	}
+	flush()
+	return stacks
+}
+
+// perfFrame is a perf frame's symbol without its offset or "(inlined)", fit for the folded
+// format (frameName), "[unknown]" when it has none.
+func perfFrame(sym string) string {
+	sym = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(sym), "(inlined)"))
+	if i := strings.LastIndex(sym, "+0x"); i > 0 {
+		sym = sym[:i]
+	}
+	if sym == "" {
+		return "[unknown]"
+	}
+	return frameName(sym)
+}
