@@ -133,7 +133,7 @@ func TestCompareTwoReproductions(t *testing.T) {
 		strings.Contains(same.stdout, "**otherwise**") {
 		t.Fatalf("a reproduction against itself: %v\n%s", same.err, same.stdout)
 	}
-	if raw, err := os.ReadFile(md); err != nil || !strings.Contains(string(raw), "claims read alike in both") {
+	if raw, err := os.ReadFile(md); err != nil || !strings.Contains(string(raw), "6 of the 6 claims both reproductions ran read alike in both") {
 		t.Errorf("-o: %v\n%s", err, raw)
 	}
 	other := execute(t, "compare", "reproduce-20261123-093000", "reproduce-20261124-093000", "--fail-on-regression")

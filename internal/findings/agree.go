@@ -22,6 +22,12 @@ const Absent = "(absent)"
 // Alike says whether both read the claim the same.
 func (g Agreement) Alike() bool { return g.A == g.B }
 
+// Compared says whether both reproductions ran the claim's study: one that has no such claim,
+// or did not run its study, has no verdict to set beside the other's.
+func (g Agreement) Compared() bool {
+	return g.A != Absent && g.B != Absent && g.WhyA != NotRun && g.WhyB != NotRun
+}
+
 // Agree sets every claim of a beside the same claim of b, study by study in a's order, then
 // those b alone has.
 func Agree(a, b *Findings) []Agreement {
@@ -80,19 +86,29 @@ func WriteAgreement(w io.Writer, a, b *Findings, rows []Agreement) error {
 			rep.Started.UTC().Format("2006-01-02 15:04 MST"), ended, rep.Status, side.f.RepeatText())
 	}
 	sb.WriteString("\n| study | claim | A | B | |\n| --- | --- | --- | --- | --- |\n")
-	alike := 0
+	alike, compared := 0, 0
 	for _, g := range rows {
-		mark := "alike"
-		if g.Alike() {
+		mark := "not in both"
+		switch {
+		case !g.Compared():
+		case g.Alike():
 			alike++
-		} else {
+			mark = "alike"
+		default:
 			mark = "**otherwise**"
+		}
+		if g.Compared() {
+			compared++
 		}
 		fmt.Fprintf(&sb, "| %s | (%s) %s | %s | %s | %s |\n", g.Scenario, g.Claim, tableCell(g.Text), g.A, g.B, mark)
 	}
-	fmt.Fprintf(&sb, "\n%d of %d claims read alike in both.\n", alike, len(rows))
+	fmt.Fprintf(&sb, "\n%d of the %d claims both reproductions ran read alike in both", alike, compared)
+	if n := len(rows) - compared; n > 0 {
+		fmt.Fprintf(&sb, "; %d not in both (a study one of them did not run, or a claim one of them lacks)", n)
+	}
+	sb.WriteString(".\n")
 	for _, g := range rows {
-		if !g.Alike() {
+		if g.Compared() && !g.Alike() {
 			fmt.Fprintf(&sb, "\n- %s (%s): A %s: %s\n  B %s: %s\n", g.Scenario, g.Claim, g.A, cmp.Or(g.WhyA, "—"), g.B, cmp.Or(g.WhyB, "—"))
 		}
 	}

@@ -266,7 +266,7 @@ func (f *Findings) study(sc scenario.Scenario, claimsOf func(*results.Run) []res
 	if len(s.Runs) == 0 {
 		_, claims := sc.Judge(&results.Run{Scenario: results.ScenarioInfo{Name: sc.Name()}})
 		for _, c := range claims {
-			s.Claims = append(s.Claims, Claim{ID: c.ID, Text: c.Text, Verdict: results.ClaimUntested, Why: "not run in this reproduction", RestsOn: "nothing: no run tested it"})
+			s.Claims = append(s.Claims, Claim{ID: c.ID, Text: c.Text, Verdict: results.ClaimUntested, Why: NotRun, RestsOn: "nothing: no run tested it"})
 		}
 		return s
 	}
@@ -297,6 +297,9 @@ func (f *Findings) study(sc scenario.Scenario, claimsOf func(*results.Run) []res
 	}
 	return s
 }
+
+// NotRun is why a claim of a study the reproduction did not run is untested.
+const NotRun = "not run in this reproduction"
 
 // decide gives the claim the verdict shown: the study's form on the study's stacks where it
 // was tested there (what the study claimed, at the load it claimed it), else over every

@@ -565,8 +565,16 @@ func TestStarvedMedianDiffersForTheRunsConditions(t *testing.T) {
 			t.Errorf("%s: no value for %s", p.What, p.Theirs)
 		}
 	}
-	if inst.Value != 56060 || inst.Differs == nil || async.Value != 3.69 || async.Differs != nil {
+	if inst.Value != 56060 || inst.Differs == nil || async.Value != 3.69 || async.Differs == nil {
 		t.Fatalf("spring-mvc /instant %+v, spring-mvc-async /instant %+v", inst, async)
+	}
+	// A served request's median: the study's machine is not stated, and both are far under
+	// the claim's 100 ms; a median that is not a served request's has no such reason.
+	if why := async.Differs(nil, 1.4); !strings.Contains(why, "ours 1.40 ms, the study's 3.69 ms") || !strings.Contains(why, "states no machine") {
+		t.Errorf("a served median: %q", why)
+	}
+	if why := async.Differs(nil, 250); why != "" {
+		t.Errorf("a median of 250 ms is no served request's: %q", why)
 	}
 	quick := &results.Run{Scenario: results.ScenarioInfo{Duration: 20, Timeout: 20,
 		Levels: []results.Level{{Name: "seed", Env: map[string]string{"WORKER_THREADS": "11"}}}}}

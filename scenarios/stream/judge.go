@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/arena-lab/arena/internal/results"
@@ -299,7 +300,11 @@ func costOf(run *results.Run, name string) (cost float64, why string, ok bool) {
 		return 0, "", false
 	}
 	cost = 1 - on.perS/off.perS
-	return cost, fmt.Sprintf("%s %.0f msg/s with back-pressure, %s %.0f without: cost %+.0f %%", onLevel, on.perS, offLevel, off.perS, cost*100), true
+	pct := math.Round(cost * 100)
+	if pct == 0 {
+		pct = 0 // a cost that rounds to nothing reads +0, never -0
+	}
+	return cost, fmt.Sprintf("%s %.0f msg/s with back-pressure, %s %.0f without: cost %+.0f %%", onLevel, on.perS, offLevel, off.perS, pct), true
 }
 
 // claimGrowsUntilFails: (a) without back-pressure, slow clients grow server memory until it
