@@ -18,10 +18,11 @@ type Runtime struct {
 	// profiler's) joined to its options where it has them; nil when the runtime has no heap
 	// setting (CPython, Rust): the lab's memory cap holds it, and the manifest's notes say so.
 	Memory func(heapMB int, flags []string) []string
-	// StartStop is about how long a contender of it takes to start, warm and stop between
-	// two cells on its one core, for a plan's ETA (measured in `arena run database --quick`,
-	// 2026-11-27: a Spring Boot contender 12–18 s, other JVM servers 4–9, Node and Python
-	// about 3, Go and Rust under 2).
+	// StartStop is about how long a contender of it takes to start and stop between two
+	// cells on its one core, for a plan's ETA, which counts warm-ups apart (the gap between
+	// two cells of `arena run database --quick`, its short warm-up included, 2026-11-27: a
+	// Spring Boot contender 12–18 s, other JVM servers 4–9, Node and Python 2–4, Go and Rust
+	// 1–2.5).
 	StartStop time.Duration
 }
 

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -146,6 +147,76 @@ func Compare(a, b []float64) (order Order, why string) {
 		return dir, fmt.Sprintf("%.4g vs %.4g", ma, mb)
 	}
 	return Tie, fmt.Sprintf("%.4g vs %.4g, a tie: within %.0f %% (%d and %d repeats)", ma, mb, SingleRunNoise*100, len(a), len(b))
+}
+
+// FalseOrder is the most often Compare orders, in one given direction, two sets of n and m
+// repeats of one and the same figure: half its test's level, the U test's alpha or the least
+// P the repeats allow, whichever is larger (with three a side only complete separation
+// orders, which chance gives 1 time in 20). 0 with fewer than MinRepeats a side: the
+// SingleRunNoise rule states no chance.
+func FalseOrder(n, m int) float64 {
+	if n < MinRepeats || m < MinRepeats {
+		return 0
+	}
+	return max(compare.LeastP(n, m), compare.DefaultAlpha) / 2
+}
+
+// FalseRank is FalseOrder for an order against several rivals at once (ms: each rival's
+// repeats). Where every comparison orders only on complete separation (the least P its
+// repeats allow is at or above alpha), being beyond every rival at once is being beyond
+// their pooled repeats, which chance gives 1 time in C(n+Σm, n); otherwise at most the
+// first rival's FalseOrder. 0 when some side is too few for a test, or there is no rival.
+func FalseRank(n int, ms []int) float64 {
+	if len(ms) == 0 {
+		return 0
+	}
+	pooled := 0
+	for _, m := range ms {
+		if FalseOrder(n, m) == 0 {
+			return 0
+		}
+		if compare.LeastP(n, m) < compare.DefaultAlpha {
+			return FalseOrder(n, ms[0])
+		}
+		pooled += m
+	}
+	return compare.LeastP(n, pooled) / 2
+}
+
+// OrdersByChance is how likely chance alone finds an order at passed or more of of places,
+// each found falsely with probability at most chance (FalseOrder): the binomial tail. A part
+// that holds at a few of many levels, no more than this makes likely (above
+// compare.DefaultAlpha), rests on no order at all.
+func OrdersByChance(passed, of int, chance float64) float64 {
+	if passed <= 0 {
+		return 1
+	}
+	tail, choose := 0.0, 1.0 // choose: C(of, i), built up from C(of, 0)
+	for i := 0; i <= of; i++ {
+		if i > 0 {
+			choose = choose * float64(of-i+1) / float64(i)
+		}
+		if i >= passed {
+			tail += choose * math.Pow(chance, float64(i)) * math.Pow(1-chance, float64(of-i))
+		}
+	}
+	return min(tail, 1)
+}
+
+// CountOrders is Count for a part whose places each hold by an order Compare found, each
+// found by chance alone at most chance: where the orders found at some but not all places
+// are no more than chance makes likely, the part fails (no order beyond the noise), and the
+// note says so; otherwise Count's verdict and no note.
+func CountOrders(passed, of int, chance float64) (verdict, note string) {
+	verdict = Count(passed, of)
+	if passed == 0 || passed >= of || chance <= 0 {
+		return verdict, ""
+	}
+	if p := OrdersByChance(passed, of, chance); p > compare.DefaultAlpha {
+		return results.ClaimFails, fmt.Sprintf("%d of %d is no more than chance gives (%.0f %% of the time, each level's order found falsely at most %.0f %%): no order beyond the noise",
+			passed, of, p*100, chance*100)
+	}
+	return verdict, ""
 }
 
 // Samples are one figure of a contender at a level, one value per repeat that ended ok and

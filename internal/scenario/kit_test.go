@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -160,5 +161,50 @@ func TestFastEndpoints(t *testing.T) {
 	}
 	if want := []string{"instant p99 4.00 ms"}; !slices.Equal(fine, want) {
 		t.Errorf("fine %q; want %q", fine, want)
+	}
+}
+
+// An order found at a few of many levels, no more than chance gives, is no order: with three
+// repeats a side each level orders falsely 1 time in 20 (complete separation), so 1 or 2 of 8
+// is chance and 3 of 8 is not; against five rivals at once, far rarer.
+func TestCountOrdersBeyondChance(t *testing.T) {
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-3 }
+	for _, tt := range []struct {
+		n    int
+		ms   []int
+		want float64
+	}{
+		{3, []int{3}, 0.05}, {5, []int{5}, 0.025}, {2, []int{3}, 0}, {3, nil, 0},
+		{3, []int{3, 3, 3, 3, 3}, 1.0 / 816}, // C(18, 3)
+		{5, []int{5, 5}, 0.025},              // the U test's alpha, not separation, orders 5 a side
+	} {
+		if got := FalseRank(tt.n, tt.ms); !near(got, tt.want) {
+			t.Errorf("FalseRank(%d, %v) = %.4f, want %.4f", tt.n, tt.ms, got, tt.want)
+		}
+	}
+	if got := OrdersByChance(1, 8, 0.05); !near(got, 1-math.Pow(0.95, 8)) {
+		t.Errorf("1 of 8 by chance: %.4f", got)
+	}
+	for _, tt := range []struct {
+		passed, of int
+		chance     float64
+		verdict    string
+		noted      bool
+	}{
+		{1, 8, 0.05, results.ClaimFails, true},
+		{2, 8, 0.05, results.ClaimFails, true}, // 5.7 %
+		{3, 8, 0.05, results.ClaimPartly, false},
+		{8, 8, 0.05, results.ClaimHolds, false},
+		{0, 8, 0.05, results.ClaimFails, false},
+		{1, 3, 1.0 / 816, results.ClaimPartly, false},
+		{1, 8, 0, results.ClaimPartly, false}, // no test of the noise: Count's reading
+	} {
+		verdict, note := CountOrders(tt.passed, tt.of, tt.chance)
+		if verdict != tt.verdict || (note != "") != tt.noted {
+			t.Errorf("%d of %d at %.4f: %s (%q), want %s, noted %v", tt.passed, tt.of, tt.chance, verdict, note, tt.verdict, tt.noted)
+		}
+	}
+	if _, note := CountOrders(1, 8, 0.05); !strings.Contains(note, "1 of 8 is no more than chance gives (34 % of the time") {
+		t.Errorf("note %q", note)
 	}
 }

@@ -108,9 +108,11 @@ type rank struct {
 const shownMisses = 3
 
 // part counts the levels where the rank holds, over those where who and a rival were
-// measured.
+// measured; ranks found at a few of many levels, no more than chance gives, are no order
+// (scenario.CountOrders, each level's chance scenario.FalseRank's).
 func (r rank) part(run *results.Run, idx scenario.Summaries, levels []string) scenario.Part {
 	var passed, of int
+	var chance float64
 	var misses []string
 	for _, l := range levels {
 		mine := samples(run, idx, r.who, l, r.figure)
@@ -118,13 +120,13 @@ func (r rank) part(run *results.Run, idx scenario.Summaries, levels []string) sc
 			continue
 		}
 		var against []string
-		measured := false
+		var sizes []int // each rival's repeats, for the chance of this level's rank
 		for _, rival := range r.rivals {
 			theirs := samples(run, idx, rival, l, r.figure)
 			if rival == r.who || len(theirs) == 0 {
 				continue
 			}
-			measured = true
+			sizes = append(sizes, len(theirs))
 			if o, why := scenario.Compare(mine, theirs); o != r.want {
 				rel := fmt.Sprintf("%s than %s", o, rival)
 				if o == scenario.Tie {
@@ -133,9 +135,10 @@ func (r rank) part(run *results.Run, idx scenario.Summaries, levels []string) sc
 				against = append(against, rel+": "+why)
 			}
 		}
-		if !measured {
+		if len(sizes) == 0 {
 			continue
 		}
+		chance = max(chance, scenario.FalseRank(len(mine), sizes))
 		of++
 		if len(against) == 0 {
 			passed++
@@ -153,7 +156,11 @@ func (r rank) part(run *results.Run, idx scenario.Summaries, levels []string) sc
 	if len(misses) > 0 {
 		why += fmt.Sprintf(" (not at %s; a tie is no order)", strings.Join(misses, "; "))
 	}
-	return scenario.Part{Verdict: scenario.Count(passed, of), Why: why}
+	verdict, chanceNote := scenario.CountOrders(passed, of, chance)
+	if chanceNote != "" {
+		why += "; " + chanceNote
+	}
+	return scenario.Part{Verdict: verdict, Why: why}
 }
 
 func claimBusCosts(run *results.Run, idx scenario.Summaries) results.Claim {

@@ -130,19 +130,32 @@ func above200(gaps []gap) []gap {
 	return out
 }
 
-// behindPart is the part of a claim that Tomcat is behind Netty beyond the noise, at gaps.
+// withNote is "; note", or nothing without one.
+func withNote(note string) string {
+	if note == "" {
+		return ""
+	}
+	return "; " + note
+}
+
+// behindPart is the part of a claim that Tomcat is behind Netty beyond the noise, at gaps;
+// behind at a few of many levels, no more than chance gives, is not behind
+// (scenario.CountOrders).
 func behindPart(gaps []gap) scenario.Part {
 	var n int
+	var chance float64
 	var why []string
 	for _, g := range gaps {
 		ok, w := g.behind()
 		if ok {
 			n++
 		}
+		chance = max(chance, scenario.FalseOrder(len(g.tomcatMeans), len(g.nettyMeans)))
 		why = append(why, w)
 	}
-	return scenario.Part{Verdict: scenario.Count(n, len(gaps)),
-		Why: fmt.Sprintf("%s behind beyond the noise at %d of %d levels (%s)", gaps[0].tomcatName, n, len(gaps), strings.Join(why, "; "))}
+	verdict, note := scenario.CountOrders(n, len(gaps), chance)
+	return scenario.Part{Verdict: verdict,
+		Why: fmt.Sprintf("%s behind beyond the noise at %d of %d levels (%s)%s", gaps[0].tomcatName, n, len(gaps), strings.Join(why, "; "), withNote(note))}
 }
 
 // claimTomcatFallsBehind: (b) above 200 connections Tomcat's latency rises while Netty's
@@ -313,14 +326,17 @@ func claimThroughputGapGrows(run *results.Run, idx scenario.Summaries) results.C
 		return c
 	}
 	var ahead int
+	var chance float64
 	var why []string
 	for _, p := range above {
 		if p.ahead {
 			ahead++
 		}
+		chance = max(chance, scenario.FalseOrder(len(p.sn), len(p.st)))
 		why = append(why, p.aheadWhy)
 	}
-	parts := []scenario.Part{{Verdict: scenario.Count(ahead, len(above)), Why: fmt.Sprintf("%s ahead beyond the noise at %d of %d levels (%s)", nt, ahead, len(above), strings.Join(why, "; "))}}
+	verdict, note := scenario.CountOrders(ahead, len(above), chance)
+	parts := []scenario.Part{{Verdict: verdict, Why: fmt.Sprintf("%s ahead beyond the noise at %d of %d levels (%s)%s", nt, ahead, len(above), strings.Join(why, "; "), withNote(note))}}
 	grows := scenario.Part{Verdict: results.ClaimUntested, Why: "whether the gap grows needs two levels, one above 200 connections"}
 	if len(points) >= 2 {
 		first, last := points[0], points[len(points)-1]
