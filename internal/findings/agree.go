@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/arena-lab/arena/internal/results"
 )
 
 // Agreement is one claim's verdict in two reproductions (arena compare of two reproduction
@@ -14,6 +17,10 @@ type Agreement struct {
 	Scenario, Claim, Text string
 	A, B                  string // the verdicts; Absent where that reproduction has no such claim
 	WhyA, WhyB            string
+	// NotInBoth says why the two verdicts are not set against each other ("" when they are):
+	// a study one reproduction did not run, or a verdict that rests on the matrix's runs
+	// where the other reproduction ran no matrix (arena reproduce --only studies).
+	NotInBoth string
 }
 
 // Absent stands for a claim one of the two reproductions does not have (a study added later).
@@ -22,11 +29,8 @@ const Absent = "(absent)"
 // Alike says whether both read the claim the same.
 func (g Agreement) Alike() bool { return g.A == g.B }
 
-// Compared says whether both reproductions ran the claim's study: one that has no such claim,
-// or did not run its study, has no verdict to set beside the other's.
-func (g Agreement) Compared() bool {
-	return g.A != Absent && g.B != Absent && g.WhyA != NotRun && g.WhyB != NotRun
-}
+// Compared says whether the two verdicts are set against each other.
+func (g Agreement) Compared() bool { return g.NotInBoth == "" }
 
 // Agree sets every claim of a beside the same claim of b, study by study in a's order, then
 // those b alone has.
@@ -34,23 +38,42 @@ func Agree(a, b *Findings) []Agreement {
 	var out []Agreement
 	seen := map[string]bool{}
 	for _, s := range a.Studies {
-		for _, c := range s.Claims {
-			g := Agreement{Scenario: s.Scenario, Claim: c.ID, Text: c.Text, A: c.Verdict, WhyA: c.Why, B: Absent}
-			if cb, ok := b.claim(s.Scenario, c.ID); ok {
-				g.B, g.WhyB = cb.Verdict, cb.Why
+		for _, ca := range s.Claims {
+			cb, ok := b.claim(s.Scenario, ca.ID)
+			if !ok {
+				cb = Claim{ID: ca.ID, Verdict: Absent}
 			}
-			seen[s.Scenario+"/"+c.ID] = true
-			out = append(out, g)
+			seen[s.Scenario+"/"+ca.ID] = true
+			out = append(out, agreement(s.Scenario, ca, cb, a, b))
 		}
 	}
 	for _, s := range b.Studies {
-		for _, c := range s.Claims {
-			if !seen[s.Scenario+"/"+c.ID] {
-				out = append(out, Agreement{Scenario: s.Scenario, Claim: c.ID, Text: c.Text, A: Absent, B: c.Verdict, WhyB: c.Why})
+		for _, cb := range s.Claims {
+			if !seen[s.Scenario+"/"+cb.ID] {
+				out = append(out, agreement(s.Scenario, Claim{ID: cb.ID, Text: cb.Text, Verdict: Absent}, cb, a, b))
 			}
 		}
 	}
 	return out
+}
+
+// agreement is claim ca of a beside cb of b, and why they are not compared, if they are not.
+func agreement(scenario string, ca, cb Claim, a, b *Findings) Agreement {
+	g := Agreement{Scenario: scenario, Claim: ca.ID, Text: cmp.Or(ca.Text, cb.Text), A: ca.Verdict, WhyA: ca.Why, B: cb.Verdict, WhyB: cb.Why}
+	switch {
+	case ca.Verdict == Absent || cb.Verdict == Absent:
+		g.NotInBoth = "a claim one of them lacks"
+	case ca.Why == NotRun || cb.Why == NotRun:
+		g.NotInBoth = "a study one of them did not run"
+	case ca.Basis == BasisEvery && !b.ranMatrix(), cb.Basis == BasisEvery && !a.ranMatrix():
+		g.NotInBoth = "a verdict over every contender, where the other ran no matrix"
+	}
+	return g
+}
+
+// ranMatrix says whether the reproduction ran a step of the matrix.
+func (f *Findings) ranMatrix() bool {
+	return slices.ContainsFunc(f.Reproduction.Steps, func(st results.Step) bool { return st.Part == results.PartMatrix })
 }
 
 func (f *Findings) claim(scenario, id string) (Claim, bool) {
@@ -88,7 +111,7 @@ func WriteAgreement(w io.Writer, a, b *Findings, rows []Agreement) error {
 	sb.WriteString("\n| study | claim | A | B | |\n| --- | --- | --- | --- | --- |\n")
 	alike, compared := 0, 0
 	for _, g := range rows {
-		mark := "not in both"
+		mark := "not in both: " + g.NotInBoth
 		switch {
 		case !g.Compared():
 		case g.Alike():
@@ -104,7 +127,7 @@ func WriteAgreement(w io.Writer, a, b *Findings, rows []Agreement) error {
 	}
 	fmt.Fprintf(&sb, "\n%d of the %d claims both reproductions ran read alike in both", alike, compared)
 	if n := len(rows) - compared; n > 0 {
-		fmt.Fprintf(&sb, "; %d not in both (a study one of them did not run, or a claim one of them lacks)", n)
+		fmt.Fprintf(&sb, "; %d not in both", n)
 	}
 	sb.WriteString(".\n")
 	for _, g := range rows {

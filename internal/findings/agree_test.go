@@ -24,19 +24,21 @@ func TestAgreeSetsEveryClaimBesideItsTwin(t *testing.T) {
 	}
 	a := findingsOf("reproduce-a", "d17e12e", map[string][]Claim{
 		"isolation": {{ID: "a", Text: "sync starves", Verdict: results.ClaimHolds}, {ID: "b", Text: "async isolated", Verdict: results.ClaimHolds}},
-		"chat":      {{ID: "a", Text: "bus costs | CPU", Verdict: results.ClaimPartly, Why: "2 of 3 parts hold"}},
+		"chat": {{ID: "a", Text: "bus costs | CPU", Verdict: results.ClaimPartly, Why: "2 of 3 parts hold"},
+			{ID: "arena-2", Text: "every model", Verdict: results.ClaimHolds, Basis: BasisEvery}},
 	})
 	b := findingsOf("reproduce-b", "d17e12e", map[string][]Claim{
 		"isolation": {{ID: "a", Text: "sync starves", Verdict: results.ClaimHolds}, {ID: "b", Text: "async isolated", Verdict: results.ClaimHolds}},
-		"chat":      {{ID: "a", Text: "bus costs | CPU", Verdict: results.ClaimFails, Why: "1 of 3 parts holds"}},
-		"database":  {{ID: "a", Text: "virtual matches reactive", Verdict: results.ClaimFails}},
+		"chat": {{ID: "a", Text: "bus costs | CPU", Verdict: results.ClaimFails, Why: "1 of 3 parts holds"},
+			{ID: "arena-2", Text: "every model", Verdict: results.ClaimUntested, Why: "needs more than one runtime"}},
+		"database": {{ID: "a", Text: "virtual matches reactive", Verdict: results.ClaimFails}},
 	})
 	rows := Agree(a, b)
 	var got []string
 	for _, g := range rows {
 		got = append(got, g.Scenario+"/"+g.Claim+":"+g.A+"→"+g.B)
 	}
-	want := []string{"isolation/a:holds→holds", "isolation/b:holds→holds", "chat/a:partly→fails", "database/a:" + Absent + "→fails"}
+	want := []string{"isolation/a:holds→holds", "isolation/b:holds→holds", "chat/a:partly→fails", "chat/arena-2:holds→untested", "database/a:" + Absent + "→fails"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("rows %v; want %v", got, want)
 	}
@@ -49,8 +51,9 @@ func TestAgreeSetsEveryClaimBesideItsTwin(t *testing.T) {
 		"| A | `reproduce-a` | d17e12e | 2026-11-27 03:00 UTC | — | complete | 3 repeat(s) a cell |",
 		`| chat | (a) bus costs \| CPU | partly | fails | **otherwise** |`,
 		"| isolation | (a) sync starves | holds | holds | alike |",
-		"| database | (a) virtual matches reactive | (absent) | fails | not in both |",
-		"2 of the 3 claims both reproductions ran read alike in both; 1 not in both",
+		"| database | (a) virtual matches reactive | (absent) | fails | not in both: a claim one of them lacks |",
+		"| chat | (arena-2) every model | holds | untested | not in both: a verdict over every contender, where the other ran no matrix |",
+		"2 of the 3 claims both reproductions ran read alike in both; 2 not in both",
 		"- chat (a): A partly: 2 of 3 parts hold\n  B fails: 1 of 3 parts holds",
 	} {
 		if !strings.Contains(text, want) {

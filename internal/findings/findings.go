@@ -119,6 +119,8 @@ type Claim struct {
 	ID, Text     string
 	Verdict, Why string // the verdict shown, and its reason
 	RestsOn      string // the run and form it rests on
+	// Basis is which evidence the verdict rests on: BasisStudy, BasisEvery, or "" (none).
+	Basis string
 	// Study is the claim in the study's form on the study's stacks; Steady the same in the
 	// steady state, where a steady run was made; Every over every contender the study's
 	// preset measured, its stacks and the rest.
@@ -298,6 +300,13 @@ func (f *Findings) study(sc scenario.Scenario, claimsOf func(*results.Run) []res
 	return s
 }
 
+// What a claim's verdict rests on (Claim.Basis): the study's form on the study's stacks, or
+// every contender the study's preset measured (the matrix's runs among them).
+const (
+	BasisStudy = "study"
+	BasisEvery = "every"
+)
+
 // NotRun is why a claim of a study the reproduction did not run is untested.
 const NotRun = "not run in this reproduction"
 
@@ -314,10 +323,10 @@ func (c *Claim) decide(studyRun, every *results.Run) {
 	}
 	switch {
 	case c.Study != nil && !results.Untested(c.Study.Verdict):
-		c.Verdict, c.Why, c.Conditions = c.Study.Verdict, c.Study.Why, c.Study.Conditions
+		c.Verdict, c.Why, c.Conditions, c.Basis = c.Study.Verdict, c.Study.Why, c.Study.Conditions, BasisStudy
 		c.RestsOn = fmt.Sprintf("the study's form (preset %s%s) on the study's stacks: run %s", studyRun.Scenario.Preset, quick(studyRun), studyRun.ID)
 	case c.Every != nil && !results.Untested(c.Every.Verdict):
-		c.Verdict, c.Why, c.Conditions = c.Every.Verdict, c.Every.Why, c.Every.Conditions
+		c.Verdict, c.Why, c.Conditions, c.Basis = c.Every.Verdict, c.Every.Why, c.Every.Conditions, BasisEvery
 		c.RestsOn = "every contender measured at the study's preset: the study's stacks in its form, the others in the matrix's"
 	default:
 		c.Verdict = results.ClaimUntested
