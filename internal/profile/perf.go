@@ -3,14 +3,11 @@ package profile
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/arena-lab/arena/internal/results"
 )
@@ -33,44 +30,12 @@ func PerfPath() string {
 // thread's stack with the binary's DWARF unwind tables, since release builds keep no frame
 // pointers. SIGINT ends the recording; perf script, once the contender has stopped, symbolises
 // the samples and they are folded. Threads started after the load began are not followed.
-type perfRecord struct {
-	cmd  *exec.Cmd
-	out  string
-	log  bytes.Buffer // perf's own output: why it could not attach, when it could not
-	done chan error
-	err  error
-}
+type perfRecord struct{ attached }
 
 func (p *perfRecord) start(bin string, pid int, out string) {
-	p.out = out
-	p.cmd = exec.Command(bin, "record", "--quiet", "-e", "cpu-clock", "-F", "99", "--call-graph", "dwarf",
+	p.sigintEnds = true
+	p.attached.start("perf record", out, bin, "record", "--quiet", "-e", "cpu-clock", "-F", "99", "--call-graph", "dwarf",
 		"-p", strconv.Itoa(pid), "-o", out)
-	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
-	if p.err = p.cmd.Start(); p.err != nil {
-		return
-	}
-	p.done = make(chan error, 1)
-	go func() { p.done <- p.cmd.Wait() }()
-}
-
-// stop ends the recording: SIGINT, then perf has 10 s to finish its file before it is killed.
-func (p *perfRecord) stop() {
-	if p.done == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case err := <-p.done:
-		// perf record ends with status 0 or, on some versions, by the SIGINT it was sent
-		var exit *exec.ExitError
-		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == -1) {
-			p.err = fmt.Errorf("perf record: %w: %s", err, firstLine(p.log.String()))
-		}
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		p.err = errors.Join(errors.New("perf did not write its recording within 10 s of SIGINT"), <-p.done)
-	}
-	p.done = nil
 }
 
 // fold symbolises the recording (perf script) and folds its samples.

@@ -1,16 +1,12 @@
 package profile
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/arena-lab/arena/internal/results"
 )
@@ -41,42 +37,11 @@ func PySpyPath() string {
 // pySpy records a Python contender from the load's start to its end: py-spy attached to its
 // main process and the processes it forks (a gunicorn master's workers), sampling at 100 Hz
 // into collapsed stacks; SIGINT ends the recording and py-spy writes its file.
-type pySpy struct {
-	cmd  *exec.Cmd
-	out  string
-	log  bytes.Buffer // py-spy's own output: why it could not attach, when it could not
-	done chan error
-	err  error
-}
+type pySpy struct{ attached }
 
 func (p *pySpy) start(bin string, pid int, out string) {
-	p.out = out
-	p.cmd = exec.Command(bin, "record", "--pid", strconv.Itoa(pid), "--subprocesses", "--rate", "100",
+	p.attached.start("py-spy", out, bin, "record", "--pid", strconv.Itoa(pid), "--subprocesses", "--rate", "100",
 		"--format", "raw", "--output", out, "--nonblocking")
-	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
-	if p.err = p.cmd.Start(); p.err != nil {
-		return
-	}
-	p.done = make(chan error, 1)
-	go func() { p.done <- p.cmd.Wait() }()
-}
-
-// stop ends the recording: SIGINT, then py-spy has 10 s to write its file before it is killed.
-func (p *pySpy) stop() {
-	if p.done == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case err := <-p.done:
-		if err != nil {
-			p.err = fmt.Errorf("py-spy: %w: %s", err, firstLine(p.log.String()))
-		}
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		p.err = errors.Join(errors.New("py-spy did not write its recording within 10 s of SIGINT"), <-p.done)
-	}
-	p.done = nil
 }
 
 func firstLine(s string) string {
