@@ -66,8 +66,12 @@ fail. --junit writes every compared figure as a test case. Of two reproductions,
 			if err := o.validate(cmd.Flags().Changed); err != nil {
 				return err
 			}
-			if ra, rb, err := reproductionsOf(args[0], args[1]); err != nil || ra != nil {
-				return errors.Join(err, o.reproductions(cmd, ra, rb))
+			ra, rb, err := reproductionsOf(args[0], args[1])
+			switch {
+			case err != nil:
+				return err
+			case ra != nil:
+				return o.reproductions(cmd, ra, rb)
 			}
 			return o.run(cmd, args[0], args[1])
 		},
@@ -173,9 +177,6 @@ func reproductionsOf(a, b string) (*reproduction, *reproduction, error) {
 // arena's rules, prints the table (and writes it to -o as Markdown), and with
 // --fail-on-regression fails on each claim that reads otherwise in b.
 func (o *compareOptions) reproductions(cmd *cobra.Command, a, b *reproduction) error {
-	if a == nil {
-		return nil
-	}
 	for _, name := range []string{"alpha", "threshold", "junit"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s goes with runs: two reproductions are compared by their claims' verdicts (compare two of their runs for the figures)", name)
