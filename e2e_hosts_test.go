@@ -265,8 +265,10 @@ func sameLoadFromThree(t *testing.T, how string, a, b results.Cell) {
 			t.Errorf("%s %s: the agents sent %d between them, the merge says %d", how, tb.Tag, parts, tb.Sent)
 		}
 		// /delayed waits 10 s (past the 5-s schedule it times out alike); the others answer in
-		// milliseconds: within 5× of each other, or both under 5 ms.
-		if pa, pb := ta.Response.P50, tb.Response.P50; (pa > 5 || pb > 5) && (pa > 5*pb || pb > 5*pa) {
+		// milliseconds: within 5× of each other, or both under 50 ms. Three agent processes
+		// share the 2 cores with the server, so a fast path's p50 moves a few ms with the
+		// scheduler (1.4 against 7.0 ms in CI); a merge or clock error is seconds, or 1000×.
+		if pa, pb := ta.Response.P50, tb.Response.P50; (pa > 50 || pb > 50) && (pa > 5*pb || pb > 5*pa) {
 			t.Errorf("%s %s: p50 %.2f ms from one agent, %.2f from three", how, ta.Tag, pa, pb)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,11 +45,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// e2e skips t under -short; otherwise it prints t's duration when it ends, to stderr, so
+// that CI's log shows where its minutes go (CI must stay under 45).
 func e2e(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs real contenders")
 	}
+	start := time.Now()
+	t.Cleanup(func() {
+		fmt.Fprintf(os.Stderr, "e2e %s: %s\n", t.Name(), time.Since(start).Round(time.Second))
+	})
 }
 
 // arena runs the binary with a deadline and returns its combined output and exit code.

@@ -428,5 +428,5 @@ func fmtRate(v float64) string {
 	if v >= 100 {
 		return fmt.Sprintf("%.0f", v)
 	}
-	return sig3(v)
+	return results.FormatSig3(v)
 }

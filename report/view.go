@@ -476,27 +476,14 @@ var funcs = template.FuncMap{
 func fmtMs(v float64) string {
 	switch {
 	case v >= 10000:
-		return sig3(v/1000) + " s"
+		return results.FormatSig3(v/1000) + " s"
 	case v > 0:
-		return sig3(v) + " ms"
+		return results.FormatSig3(v) + " ms"
 	default:
 		return "0 ms"
 	}
 }
 
-// sig3 prints v with three significant digits, or as an integer once it has more.
-func sig3(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	case v >= 1:
-		return fmt.Sprintf("%.2f", v)
-	default:
-		return fmt.Sprintf("%.3g", v)
-	}
-}
 
 // trimFloat prints a figure with at most one decimal and none when it is whole.
 func trimFloat(v float64) string {

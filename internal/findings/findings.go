@@ -331,18 +331,25 @@ func (c *Claim) decide(studyRun, every *results.Run) {
 	default:
 		c.Verdict = results.ClaimUntested
 		c.RestsOn = "nothing: no run tested it"
-		for _, x := range []*results.Claim{c.Study, c.Every} {
-			if x == nil {
-				continue
-			}
-			c.Why, c.Conditions = x.Why, x.Conditions
-			if x.Verdict == results.ClaimUntestedHere {
-				c.Verdict = x.Verdict
-				c.RestsOn = "nothing: the runs did not give the conditions the claim depends on" + unmet(x.Conditions)
-			}
-			break
+		// Untested here (a run lacked a condition) says more than untested (nothing ran it).
+		x := cmp.Or(untestedHere(c.Study), untestedHere(c.Every), c.Study, c.Every)
+		if x == nil {
+			return
+		}
+		c.Why, c.Conditions = x.Why, x.Conditions
+		if x.Verdict == results.ClaimUntestedHere {
+			c.Verdict = x.Verdict
+			c.RestsOn = "nothing: the runs did not give the conditions the claim depends on" + unmet(x.Conditions)
 		}
 	}
+}
+
+// untestedHere is x when it is untested here, else nil.
+func untestedHere(x *results.Claim) *results.Claim {
+	if x != nil && x.Verdict == results.ClaimUntestedHere {
+		return x
+	}
+	return nil
 }
 
 // unmet names the conditions the run did not give, for the summary table's one line: " (server
@@ -351,7 +358,7 @@ func unmet(conds []results.Condition) string {
 	var out []string
 	for _, c := range conds {
 		if !c.Met {
-			out = append(out, fmt.Sprintf("%s ≥ %g, given %g", c.Name, c.Needs, c.Given))
+			out = append(out, fmt.Sprintf("%s ≥ %s, given %s", c.Name, results.FormatFigure(c.Needs), results.FormatFigure(c.Given)))
 		}
 	}
 	if len(out) == 0 {
@@ -412,7 +419,7 @@ func ConditionText(c results.Condition) string {
 	if !c.Met {
 		met = "not met"
 	}
-	return fmt.Sprintf("%s: needs ≥ %g (%s); the run gave %g: %s", c.Name, c.Needs, c.Source, c.Given, met)
+	return fmt.Sprintf("%s: needs ≥ %s (%s); the run gave %s: %s", c.Name, results.FormatFigure(c.Needs), c.Source, results.FormatFigure(c.Given), met)
 }
 
 // differs is why ours is more than FarApart from the study's figure: the scenario's reason

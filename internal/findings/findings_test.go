@@ -217,6 +217,14 @@ func TestUntestedHereIsShownWithItsConditions(t *testing.T) {
 	if !strings.Contains(b.String(), "**untested here**") || !strings.Contains(b.String(), "Depends on:\n\n- server cores: needs ≥ 4 (seeds/000 line 12); the run gave 1: not met") {
 		t.Errorf("markdown:\n%s", b.String())
 	}
+	// The study's stacks never ran it and every contender's runs lacked a condition: the
+	// latter is shown (sleep arena-1: spring-mvc-virtual is in the matrix, at a busy core).
+	every := *c.Study
+	c = Claim{ID: "arena-1", Study: &results.Claim{ID: "arena-1", Verdict: results.ClaimUntested, Why: "needs spring-mvc-virtual"}, Every: &every}
+	c.decide(run, run)
+	if c.Verdict != results.ClaimUntestedHere || len(c.Conditions) != 1 || !strings.Contains(c.RestsOn, "server cores ≥ 4, given 1") {
+		t.Errorf("untested in the study's form, untested here over every contender: decided %q: %s (rests on %s)", c.Verdict, c.Why, c.RestsOn)
+	}
 	// Holds where tested is a verdict of evidence, shown as it is.
 	c = Claim{ID: "a", Study: &results.Claim{ID: "a", Verdict: results.ClaimHoldsWhereTested, Why: "2 of 2 parts run hold"}}
 	c.decide(run, nil)

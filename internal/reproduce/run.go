@@ -38,6 +38,9 @@ type Runner struct {
 // measured twice. When ctx ends rep is left interrupted; a step whose contenders all failed
 // build or verify is left failed and the next one begins.
 func (r *Runner) Run(ctx context.Context, rep *results.Reproduction, dir string) error {
+	if finished(rep) {
+		return nil // nothing to carry on: its findings are only rendered again, by any arena
+	}
 	forced, err := r.sameLab(rep, dir)
 	if errors.Is(err, errAnotherLab) {
 		return err // nothing carried on: the reproduction stays as it was
@@ -61,6 +64,13 @@ func (r *Runner) Run(ctx context.Context, rep *results.Reproduction, dir string)
 		}
 	}
 	return r.end(rep, dir, results.RunComplete)
+}
+
+// finished says whether the reproduction ended complete, every step with it.
+func finished(rep *results.Reproduction) bool {
+	return rep.Status == results.RunComplete && !slices.ContainsFunc(rep.Steps, func(st results.Step) bool {
+		return st.Status != results.RunComplete
+	})
 }
 
 // step carries out step i, unless it is complete.

@@ -80,6 +80,13 @@ func TestResumeRefusesAnotherLab(t *testing.T) {
 	if refused.Status != results.RunInterrupted {
 		t.Errorf("a refused resume left the reproduction %s, want it as it was", refused.Status)
 	}
+	// One that ended complete has nothing to carry on: resuming it renders its findings again,
+	// with this arena's rules, and measures nothing.
+	done := rep()
+	done.Status = results.RunComplete
+	if err := r.Run(context.Background(), done, dir); err != nil || done.Status != results.RunComplete {
+		t.Errorf("a finished reproduction resumed in another lab: %v, %s; want nothing to do", err, done.Status)
+	}
 	r.ForceResume = true
 	if forced := rep(); r.Run(context.Background(), forced, dir) != nil || forced.Status != results.RunComplete {
 		t.Errorf("forced: %s", forced.Status)

@@ -254,6 +254,30 @@ func FormatMs(v float64) string {
 	}
 }
 
+// FormatSig3 writes a figure with three significant digits, or as an integer once it has
+// more: "0.04", "6.20", "14.3", "2000".
+func FormatSig3(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.3g", v)
+	}
+}
+
+// FormatFigure writes a condition's figure: a whole number as one ("8", "2000"), any other
+// with three significant digits ("0.04", "14.3").
+func FormatFigure(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return FormatSig3(v)
+}
+
 // FormatPct writes an error rate: to a tenth, or two places under one tenth, so that a
 // few errors in a million are not shown as none.
 func FormatPct(p float64) string {

@@ -438,3 +438,12 @@ func TestFigureOf(t *testing.T) {
 		}
 	}
 }
+
+// A condition's figure reads as people write it: 0.04 % headroom is not 0.0400000000000625.
+func TestFormatFigure(t *testing.T) {
+	for v, want := range map[float64]string{8: "8", 2000: "2000", 1 - 0.9599999999999937: "0.04", 0.061999999999999761: "0.062", 14.2857: "14.3", 6.2: "6.20", 250.4: "250"} {
+		if got := FormatFigure(v); got != want {
+			t.Errorf("FormatFigure(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

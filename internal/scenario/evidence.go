@@ -83,7 +83,7 @@ func AtConditions(c results.Claim, run *results.Run, conds ...Condition) (result
 		met := given >= cond.Needs
 		c.Conditions = append(c.Conditions, results.Condition{Name: cond.Name, Needs: cond.Needs, Source: cond.Source, Given: given, Met: met})
 		if !met {
-			unmet = append(unmet, fmt.Sprintf("needs ≥ %g %s (%s), this run gave %g", cond.Needs, cond.Name, cond.Source, given))
+			unmet = append(unmet, fmt.Sprintf("needs ≥ %s %s (%s), this run gave %s", results.FormatFigure(cond.Needs), cond.Name, cond.Source, results.FormatFigure(given)))
 		}
 	}
 	if len(unmet) == 0 {
