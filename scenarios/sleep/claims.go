@@ -202,12 +202,14 @@ func growing(gaps []gap) scenario.Part {
 // sets its pace: 90 %, arena's choice (the lab's own mark for a busy client).
 const cpuBusy = 0.90
 
+// cpuSource is where the CPU headroom condition comes from.
+const cpuSource = "arena's choice: a wait is measured only where the CPU is not what sets the pace"
+
 // cpuCondition is claim (c)'s condition at one level: the server's CPU below cpuBusy of its
 // cores for both stacks, from the summary's cpu_pct (% of one core), recorded as headroom.
 func cpuCondition(run *results.Run, idx scenario.Summaries, g gap) (results.Condition, string) {
 	cores := scenario.CountCPUs(run.Env.ServerCPUs)
-	cond := results.Condition{Name: fmt.Sprintf("server CPU headroom at %s, %% of its cores", g.level), Needs: (1 - cpuBusy) * 100,
-		Source: "arena's choice: a wait is measured only where the CPU is not what sets the pace"}
+	cond := results.Condition{Name: fmt.Sprintf("server CPU headroom at %s, %% of its cores", g.level), Needs: (1 - cpuBusy) * 100, Source: cpuSource}
 	if cores == 0 {
 		return cond, "the run recorded no server cores"
 	}

@@ -204,8 +204,7 @@ func claimVirtualStaysNear(run *results.Run, idx scenario.Summaries) results.Cla
 		if cores > 0 {
 			cpu := idx[virtual][levelName(t, conns)].CPUPct.Median
 			c.Conditions = append(c.Conditions, results.Condition{Name: fmt.Sprintf("%s's CPU headroom at %s, %% of its cores", virtual, levelName(t, conns)),
-				Needs: (1 - cpuBusy) * 100, Given: 100 - cpu/float64(cores), Met: cpu < cpuBusy*100*float64(cores),
-				Source: "arena's choice: a wait is measured only where the CPU is not what sets the pace"})
+				Needs: (1 - cpuBusy) * 100, Given: 100 - cpu/float64(cores), Met: cpu < cpuBusy*100*float64(cores), Source: cpuSource})
 			if cpu >= cpuBusy*100*float64(cores) {
 				parts = append(parts, scenario.Part{Verdict: results.ClaimUntestedHere,
 					Why: fmt.Sprintf("%s at %.0f %% CPU of its %d core(s), at least %.0f %%: its CPU, not the wait, set the pace", at, cpu, cores, cpuBusy*100)})
