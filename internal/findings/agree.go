@@ -135,6 +135,33 @@ func WriteAgreement(w io.Writer, a, b *Findings, rows []Agreement) error {
 			fmt.Fprintf(&sb, "\n- %s (%s): A %s: %s\n  B %s: %s\n", g.Scenario, g.Claim, g.A, cmp.Or(g.WhyA, "—"), g.B, cmp.Or(g.WhyB, "—"))
 		}
 	}
+	writeFigurePairs(&sb, a, b, rows)
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// writeFigurePairs writes the study's figures as each reproduction measured them, claim by
+// claim: a verdict read alike says little where its figure sits on the claim's bound, and
+// this shows how far apart the two measured it.
+func writeFigurePairs(sb *strings.Builder, a, b *Findings, rows []Agreement) {
+	header := false
+	for _, g := range rows {
+		if !g.Compared() {
+			continue
+		}
+		ca, _ := a.claim(g.Scenario, g.Claim)
+		cb, _ := b.claim(g.Scenario, g.Claim)
+		for _, fa := range ca.Figures {
+			i := slices.IndexFunc(cb.Figures, func(fb Figure) bool { return fb.What == fa.What })
+			if i < 0 {
+				continue
+			}
+			if !header {
+				sb.WriteString("\nThe study's figures as each measured them (the median of the repeats, their range):\n\n| study | claim | figure | the study | A | B |\n| --- | --- | --- | --- | --- | --- |\n")
+				header = true
+			}
+			fmt.Fprintf(sb, "| %s | (%s) | %s | %s | %s | %s |\n", g.Scenario, g.Claim, tableCell(fa.What), tableCell(fa.Theirs),
+				tableCell(fa.Ours.Text()), tableCell(cb.Figures[i].Ours.Text()))
+		}
+	}
 }

@@ -6,7 +6,14 @@ import (
 	"time"
 
 	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/internal/scenario"
 )
+
+// p99 is a figure of the study's, 56 s, measured as the median and the top of its repeats (ms).
+func p99(median, low float64) Figure {
+	return Figure{Published: scenario.Published{What: "sync servlet, /instant, p99", Theirs: "56 s"},
+		Ours: Value{Spread: results.Spread{Median: median, Min: low, Max: median}, Measured: true, Unit: "ms"}}
+}
 
 // Two reproductions' claims are set side by side, study by study: alike where both read a
 // claim the same, otherwise with both reasons, and a claim one of them lacks is absent there,
@@ -23,12 +30,14 @@ func TestAgreeSetsEveryClaimBesideItsTwin(t *testing.T) {
 		return f
 	}
 	a := findingsOf("reproduce-a", "d17e12e", map[string][]Claim{
-		"isolation": {{ID: "a", Text: "sync starves", Verdict: results.ClaimHolds}, {ID: "b", Text: "async isolated", Verdict: results.ClaimHolds}},
+		"isolation": {{ID: "a", Text: "sync starves", Verdict: results.ClaimHolds, Figures: []Figure{p99(60030, 59990), {Published: scenario.Published{What: "only in A"}}}},
+			{ID: "b", Text: "async isolated", Verdict: results.ClaimHolds}},
 		"chat": {{ID: "a", Text: "bus costs | CPU", Verdict: results.ClaimPartly, Why: "2 of 3 parts hold"},
 			{ID: "arena-2", Text: "every model", Verdict: results.ClaimHolds, Basis: BasisEvery}},
 	})
 	b := findingsOf("reproduce-b", "d17e12e", map[string][]Claim{
-		"isolation": {{ID: "a", Text: "sync starves", Verdict: results.ClaimHolds}, {ID: "b", Text: "async isolated", Verdict: results.ClaimHolds}},
+		"isolation": {{ID: "a", Text: "sync starves", Verdict: results.ClaimHolds, Figures: []Figure{p99(58000, 58000)}},
+			{ID: "b", Text: "async isolated", Verdict: results.ClaimHolds}},
 		"chat": {{ID: "a", Text: "bus costs | CPU", Verdict: results.ClaimFails, Why: "1 of 3 parts holds"},
 			{ID: "arena-2", Text: "every model", Verdict: results.ClaimUntested, Why: "needs more than one runtime"}},
 		"database": {{ID: "a", Text: "virtual matches reactive", Verdict: results.ClaimFails}},
@@ -55,10 +64,15 @@ func TestAgreeSetsEveryClaimBesideItsTwin(t *testing.T) {
 		"| chat | (arena-2) every model | holds | untested | not in both: a verdict over every contender, where the other ran no matrix |",
 		"2 of the 3 claims both reproductions ran read alike in both; 2 not in both",
 		"- chat (a): A partly: 2 of 3 parts hold\n  B fails: 1 of 3 parts holds",
+		"| study | claim | figure | the study | A | B |",
+		"| isolation | (a) | sync servlet, /instant, p99 | 56 s | 60.03 s (59.99 s–60.03 s) | 58.00 s |",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the table lacks %q:\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, "only in A") {
+		t.Errorf("a figure one of them lacks is set beside nothing:\n%s", text)
 	}
 	if strings.Contains(text, "- database (a)") {
 		t.Errorf("a claim not in both is given as read otherwise:\n%s", text)

@@ -119,7 +119,8 @@ type Claim struct {
 	ID, Text     string
 	Verdict, Why string // the verdict shown, and its reason
 	RestsOn      string // the run and form it rests on
-	// Basis is which evidence the verdict rests on: BasisStudy, BasisEvery, or "" (none).
+	// Basis is which evidence the verdict rests on: BasisStudy, BasisEvery (also an untested
+	// one whose reason is the matrix's runs), or "" (none).
 	Basis string
 	// Study is the claim in the study's form on the study's stacks; Steady the same in the
 	// steady state, where a steady run was made; Every over every contender the study's
@@ -337,6 +338,9 @@ func (c *Claim) decide(studyRun, every *results.Run) {
 			return
 		}
 		c.Why, c.Conditions = x.Why, x.Conditions
+		if x == c.Every {
+			c.Basis = BasisEvery // the conditions the matrix's runs did not give
+		}
 		if x.Verdict == results.ClaimUntestedHere {
 			c.Verdict = x.Verdict
 			c.RestsOn = "nothing: the runs did not give the conditions the claim depends on" + unmet(x.Conditions)

@@ -225,6 +225,10 @@ func TestUntestedHereIsShownWithItsConditions(t *testing.T) {
 	if c.Verdict != results.ClaimUntestedHere || len(c.Conditions) != 1 || !strings.Contains(c.RestsOn, "server cores ≥ 4, given 1") {
 		t.Errorf("untested in the study's form, untested here over every contender: decided %q: %s (rests on %s)", c.Verdict, c.Why, c.RestsOn)
 	}
+	// ...and rests on the matrix's runs: a reproduction that ran no matrix is not set against it.
+	if c.Basis != BasisEvery {
+		t.Errorf("untested here over every contender rests on %q, want %q", c.Basis, BasisEvery)
+	}
 	// Holds where tested is a verdict of evidence, shown as it is.
 	c = Claim{ID: "a", Study: &results.Claim{ID: "a", Verdict: results.ClaimHoldsWhereTested, Why: "2 of 2 parts run hold"}}
 	c.decide(run, nil)

@@ -268,6 +268,30 @@ type Tolerance struct {
 	Words      string // the study's words and where, e.g. `"about 2.5 times" (seeds/002 line 290)`
 }
 
+// Alike judges two figures a claim calls the same ("about the same", "alike", "match"), each
+// a figure's value per repeat, against tol, the faster over the slower (Want 1): they are
+// alike where their medians are within tol, and also where the repeats do not order them
+// (Compare: a tie), since a difference inside the noise is no evidence that they differ. It
+// fails only where they are apart beyond tol and ordered beyond the noise.
+func Alike(a, b []float64, tol Tolerance) (bool, string) {
+	if len(a) == 0 || len(b) == 0 {
+		return false, "nothing to compare"
+	}
+	ma, mb := compare.Median(a), compare.Median(b)
+	if min(ma, mb) <= 0 {
+		return false, fmt.Sprintf("%.4g vs %.4g: no ratio", ma, mb)
+	}
+	ok, why := tol.Holds(max(ma, mb) / min(ma, mb))
+	if ok {
+		return true, why
+	}
+	order, how := Compare(a, b)
+	if order == Tie {
+		return true, why + "; yet the repeats do not order them (" + how + "): inside the noise"
+	}
+	return false, why + "; ordered beyond the noise (" + how + ")"
+}
+
 // Holds says whether got is within the tolerance, and a sentence saying so.
 func (t Tolerance) Holds(got float64) (bool, string) {
 	ok := Within(got, t.Want, t.Frac)

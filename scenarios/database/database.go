@@ -287,7 +287,8 @@ func readLevelOf(run *results.Run) (string, bool) {
 	return "", false
 }
 
-// aboutTheSame: "match" within 10 %, the faster over the slower.
+// aboutTheSame: "match" within 10 %, the faster over the slower, or apart only inside the
+// noise (scenario.Alike).
 var aboutTheSame = scenario.Tolerance{Want: 1, Frac: 0.10,
 	Words: "\"match\": the faster over the slower within 10 % (arena's reading of the source's word)"}
 
@@ -308,7 +309,7 @@ func claimVirtualMatchesReactive(run *results.Run, idx scenario.Summaries) resul
 		c.Verdict, c.Why = results.ClaimUntested, "no throughput measured"
 		return c
 	}
-	held, why := aboutTheSame.Holds(max(a, b) / min(a, b))
+	held, why := scenario.Alike(scenario.Samples(run, "spring-mvc-virtual", level, TagDB, "requests/s"), scenario.Samples(run, "spring-webflux", level, TagDB, "requests/s"), aboutTheSame)
 	part := scenario.Part{Verdict: results.ClaimFails, Why: fmt.Sprintf("spring-mvc-virtual %.0f, spring-webflux %.0f requests/s at %s: %s", a, b, level, why)}
 	if held {
 		part.Verdict = results.ClaimHolds

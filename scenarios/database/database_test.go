@@ -205,6 +205,18 @@ func TestClaims(t *testing.T) {
 	}
 }
 
+// (a) "match" fails where the two are apart beyond 10 % and beyond the noise of their
+// repeats, as the first reproduction measured (3,469 against 2,183 reads/s).
+func TestVirtualMatchesReactiveFailsBeyondTheNoise(t *testing.T) {
+	run := runOf(models, 3,
+		summary("spring-mvc-virtual", "read-c64", map[string][2]float64{TagDB: {25, 3469}}),
+		summary("spring-webflux", "read-c64", map[string][2]float64{TagDB: {22, 2183}}))
+	_, claims := Scenario{}.Judge(run)
+	if a := claimOf(t, claims, "a"); a.Verdict != results.ClaimFails || !strings.Contains(a.Why, "ordered beyond the noise") {
+		t.Errorf("(a) %s: %s", a.Verdict, a.Why)
+	}
+}
+
 // A claim without its contenders is untested, never failed; a read level that failed its
 // requests ranks nobody.
 func TestClaimsUntestedWithoutTheirContenders(t *testing.T) {

@@ -1,10 +1,12 @@
 package downstream
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/compare"
 	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
@@ -287,6 +289,40 @@ func TestJudgeClaimB(t *testing.T) {
 			if !ok {
 				t.Fatalf("no claim b in %v", claims)
 			}
+			if c.Verdict != tt.verdict || !strings.Contains(c.Why, tt.whyHas) {
+				t.Fatalf("claim b: %s (%s), want %s with %q", c.Verdict, c.Why, tt.verdict, tt.whyHas)
+			}
+		})
+	}
+}
+
+// Claim (b) over three repeats a side: the medians 1.17× apart with the repeats overlapping
+// (the twin reproduction's seed form, 2026-11-27) is alike inside the noise; the same medians
+// with every repeat of one above every repeat of the other are not.
+func TestJudgeClaimBOverRepeats(t *testing.T) {
+	cases := []struct {
+		name            string
+		annotated, fn   []float64
+		verdict, whyHas string
+	}{
+		{"apart inside the noise", []float64{3935, 4290, 3759}, []float64{3374, 3280, 3924}, "holds", "inside the noise"},
+		{"apart beyond the noise", []float64{3935, 4290, 3959}, []float64{3374, 3280, 3324}, "fails", "ordered beyond the noise"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			var figs []fig
+			for i := range tt.annotated {
+				figs = append(figs, fig{"spring-webflux", "self", tt.annotated[i], 10, ""}, fig{"spring-webflux-fn", "self", tt.fn[i], 10, ""})
+			}
+			run := runOf(figs...)
+			// runOf gives each repeat a summary: keep one a contender, over its repeats
+			run.Summary = run.Summary[:2]
+			for i, rps := range [][]float64{tt.annotated, tt.fn} {
+				run.Summary[i].Repeats, run.Summary[i].Outcomes = len(rps), slices.Repeat([]string{results.OutcomeOK}, len(rps))
+				run.Summary[i].Tags[0].RPS = results.Spread{Median: compare.Median(rps), Min: slices.Min(rps), Max: slices.Max(rps)}
+			}
+			_, claims := Scenario{}.Judge(run)
+			c := claims[slices.IndexFunc(claims, func(c results.Claim) bool { return c.ID == "b" })]
 			if c.Verdict != tt.verdict || !strings.Contains(c.Why, tt.whyHas) {
 				t.Fatalf("claim b: %s (%s), want %s with %q", c.Verdict, c.Why, tt.verdict, tt.whyHas)
 			}
