@@ -269,27 +269,25 @@ type Tolerance struct {
 }
 
 // Alike judges two figures a claim calls the same ("about the same", "alike", "match"), each
-// a figure's value per repeat, against tol, the faster over the slower (Want 1): they are
+// a figure's value per repeat, against tol, the faster over the slower (Want 1): they hold
 // alike where their medians are within tol, and also where the repeats do not order them
 // (Compare: a tie), since a difference inside the noise is no evidence that they differ. It
-// fails only where they are apart beyond tol and ordered beyond the noise.
-func Alike(a, b []float64, tol Tolerance) (bool, string) {
-	if len(a) == 0 || len(b) == 0 {
-		return false, "nothing to compare"
-	}
+// fails only where they are apart beyond tol and ordered beyond the noise, and is untested
+// where either has no figure (every repeat failed, client-bound or unmeasured).
+func Alike(a, b []float64, tol Tolerance) (verdict, why string) {
 	ma, mb := compare.Median(a), compare.Median(b)
-	if min(ma, mb) <= 0 {
-		return false, fmt.Sprintf("%.4g vs %.4g: no ratio", ma, mb)
+	if len(a) == 0 || len(b) == 0 || min(ma, mb) <= 0 {
+		return results.ClaimUntested, fmt.Sprintf("no figure to compare (%d and %d repeats measured)", len(a), len(b))
 	}
 	ok, why := tol.Holds(max(ma, mb) / min(ma, mb))
 	if ok {
-		return true, why
+		return results.ClaimHolds, why
 	}
 	order, how := Compare(a, b)
 	if order == Tie {
-		return true, why + "; yet the repeats do not order them (" + how + "): inside the noise"
+		return results.ClaimHolds, why + "; yet the repeats do not order them (" + how + "): inside the noise"
 	}
-	return false, why + "; ordered beyond the noise (" + how + ")"
+	return results.ClaimFails, why + "; ordered beyond the noise (" + how + ")"
 }
 
 // Holds says whether got is within the tolerance, and a sentence saying so.

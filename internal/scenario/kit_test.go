@@ -116,7 +116,7 @@ func TestCompareOrdersOnlyBeyondTheNoise(t *testing.T) {
 }
 
 // Two figures a claim calls the same fail only apart beyond the tolerance and beyond the
-// noise: the twin reproduction's WebFlux annotated against functional (medians 1.17× apart,
+// noise, and with no figure are untested, never failed: the twin reproduction's WebFlux annotated against functional (medians 1.17× apart,
 // repeats overlapping) is alike; two reproductions of one code must not read otherwise on
 // where the repeats happened to fall.
 func TestAlikeFailsOnlyBeyondToleranceAndNoise(t *testing.T) {
@@ -124,21 +124,21 @@ func TestAlikeFailsOnlyBeyondToleranceAndNoise(t *testing.T) {
 	cases := []struct {
 		name    string
 		a, b    []float64
-		want    bool
+		want    string
 		whyHave string
 	}{
-		{"within the tolerance", []float64{3200, 3121, 2746}, []float64{3194, 3107, 3142}, true, "1.01 is within ±10 %"},
-		{"apart, inside the noise", []float64{3935, 4290, 3759}, []float64{3374, 3280, 3924}, true, "1.17 is outside ±10 % of 1, the study's about the same; yet the repeats do not order them"},
-		{"apart beyond the noise", []float64{3935, 4290, 3959}, []float64{3374, 3280, 3324}, false, "ordered beyond the noise (3959 vs 3324, U test P = 0.100"},
-		{"one repeat each, 20 % apart", []float64{1200}, []float64{1000}, false, "more than 10 % apart"},
-		{"one repeat each, 5 % apart", []float64{1050}, []float64{1000}, true, "1.05 is within"},
-		{"no figure", nil, []float64{1000}, false, "nothing to compare"},
-		{"a zero", []float64{0}, []float64{1000}, false, "no ratio"},
+		{"within the tolerance", []float64{3200, 3121, 2746}, []float64{3194, 3107, 3142}, "holds", "1.01 is within ±10 %"},
+		{"apart, inside the noise", []float64{3935, 4290, 3759}, []float64{3374, 3280, 3924}, "holds", "1.17 is outside ±10 % of 1, the study's about the same; yet the repeats do not order them"},
+		{"apart beyond the noise", []float64{3935, 4290, 3959}, []float64{3374, 3280, 3324}, "fails", "ordered beyond the noise (3959 vs 3324, U test P = 0.100"},
+		{"one repeat each, 20 % apart", []float64{1200}, []float64{1000}, "fails", "more than 10 % apart"},
+		{"one repeat each, 5 % apart", []float64{1050}, []float64{1000}, "holds", "1.05 is within"},
+		{"no figure", nil, []float64{1000}, "untested", "no figure to compare (0 and 1"},
+		{"a zero", []float64{0}, []float64{1000}, "untested", "no figure"},
 	}
 	for _, c := range cases {
 		got, why := Alike(c.a, c.b, tol)
 		if got != c.want || !strings.Contains(why, c.whyHave) {
-			t.Errorf("%s: %v (%s); want %v with %q", c.name, got, why, c.want, c.whyHave)
+			t.Errorf("%s: %s (%s); want %s with %q", c.name, got, why, c.want, c.whyHave)
 		}
 	}
 }

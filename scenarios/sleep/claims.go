@@ -36,8 +36,8 @@ func claimAlikeAt200(run *results.Run, idx scenario.Summaries) results.Claim {
 	}
 	same := scenario.Tolerance{Want: 1, Frac: alike, Words: `"Perform at the same level" (seeds/001 line 34)`}
 	level := levelName(t, 200)
-	ok, why := scenario.Alike(scenario.Samples(run, tc, level, t.tag, "mean"), scenario.Samples(run, nt, level, t.tag, "mean"), same)
-	return scenario.Combine(c, part(tc, mt), part(nt, mn), scenario.Part{Verdict: holdsIf(ok), Why: fmt.Sprintf("alike: %s's mean against %s's: %s", tc, nt, why)})
+	verdict, why := scenario.Alike(scenario.Samples(run, tc, level, t.tag, "mean"), scenario.Samples(run, nt, level, t.tag, "mean"), same)
+	return scenario.Combine(c, part(tc, mt), part(nt, mn), scenario.Part{Verdict: verdict, Why: fmt.Sprintf("alike: %s's mean against %s's: %s", tc, nt, why)})
 }
 
 func holdsIf(ok bool) string {
