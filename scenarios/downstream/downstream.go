@@ -218,7 +218,6 @@ func claimAnnotatedIsFunctional(run *results.Run, idx scenario.Summaries) result
 		c.Verdict, c.Why = results.ClaimUntested, "needs spring-webflux and spring-webflux-fn at level self, each answering correctly"
 		return c
 	}
-	// symmetric: neither form is the reference
 	verdict, why := scenario.Alike(scenario.Samples(run, "spring-webflux", LevelSelf, tag, "requests/s"), scenario.Samples(run, "spring-webflux-fn", LevelSelf, tag, "requests/s"), aboutTheSame)
 	return scenario.Combine(c, scenario.Part{Verdict: verdict, Why: fmt.Sprintf("annotated %.0f, functional %.0f requests/s: the faster over the slower %s", a, f, why)})
 }

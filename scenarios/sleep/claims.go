@@ -17,7 +17,7 @@ var aboutWait = scenario.Tolerance{Want: 101, Frac: 0.15, Words: `"latency=101ms
 // alike is how close two means are to answer alike: the slower over the faster within ±10 %
 // (arena's reading of the study's "Perform at the same level", seeds/001 line 34), or apart
 // only inside the noise (scenario.Alike).
-const alike = 0.10
+var alike = scenario.Tolerance{Want: 1, Frac: 0.10, Words: `"Perform at the same level" (seeds/001 line 34)`}
 
 func claimAlikeAt200(run *results.Run, idx scenario.Summaries) results.Claim {
 	c := results.Claim{ID: "a", Text: "At 200 connections Tomcat and Netty answer alike, in about 101 ms (100 ms asleep)."}
@@ -34,9 +34,8 @@ func claimAlikeAt200(run *results.Run, idx scenario.Summaries) results.Claim {
 		ok, why := aboutWait.Holds(m)
 		return scenario.Part{Verdict: holdsIf(ok), Why: name + " " + results.FormatMs(m) + " mean: " + why}
 	}
-	same := scenario.Tolerance{Want: 1, Frac: alike, Words: `"Perform at the same level" (seeds/001 line 34)`}
 	level := levelName(t, 200)
-	verdict, why := scenario.Alike(scenario.Samples(run, tc, level, t.tag, "mean"), scenario.Samples(run, nt, level, t.tag, "mean"), same)
+	verdict, why := scenario.Alike(scenario.Samples(run, tc, level, t.tag, "mean"), scenario.Samples(run, nt, level, t.tag, "mean"), alike)
 	return scenario.Combine(c, part(tc, mt), part(nt, mn), scenario.Part{Verdict: verdict, Why: fmt.Sprintf("alike: %s's mean against %s's: %s", tc, nt, why)})
 }
 
