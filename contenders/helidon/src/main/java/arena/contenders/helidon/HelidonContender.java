@@ -64,6 +64,9 @@ public final class HelidonContender {
                 .host(host)
                 .port(port)
                 .directHandlers(JsonErrors.direct())
+                // Helidon leaves Nagle on; a chat writes several small frames to one member in
+                // a row, and each then waited for the last one's ACK (about 10 ms a delivery).
+                .connectionOptions(socket -> socket.tcpNoDelay(true))
                 .routing(routing -> routing(routing, handlers, db, streams))
                 // /chat (study 000): Helidon's WebSocket routing beside the HTTP routing, one
                 // ChatListener per connection; frames over 64 KiB are refused by the server
