@@ -540,9 +540,10 @@ func TestCtrlCDuringADatabaseCellStopsTheDatabase(t *testing.T) {
 func TestProfileDrawsAFlameGraphPerContender(t *testing.T) {
 	e2e(t)
 	out := t.TempDir()
-	contenders := map[string]string{"spring-webflux": "jfr", "vertx": "jfr", "node-express": "v8", "go-nethttp": "pprof"}
+	// rust-threads: perf, over a thread a connection, every one started as the load begins.
+	contenders := map[string]string{"spring-webflux": "jfr", "vertx": "jfr", "node-express": "v8", "go-nethttp": "pprof", "rust-threads": "perf"}
 	log, code := arena(t, 15*time.Minute, "run", "downstream", "--levels", "lab", "--quick", "--profile",
-		"--contenders", "spring-webflux,vertx,node-express,go-nethttp", "--out", out)
+		"--contenders", "spring-webflux,vertx,node-express,go-nethttp,rust-threads", "--out", out)
 	if code != 0 {
 		t.Fatalf("arena run downstream --profile exited %d:\n%s", code, log)
 	}

@@ -25,17 +25,27 @@ func PerfPath() string {
 }
 
 // perfRecord records a native contender (Rust) from the load's start to its end: perf
-// attached to its main process's threads, sampling the cpu-clock software event at 99 Hz
-// (a VM without a hardware PMU has it too), each sample's stack unwound from a copy of the
-// thread's stack with the binary's DWARF unwind tables, since release builds keep no frame
-// pointers. SIGINT ends the recording; perf script, once the contender has stopped, symbolises
-// the samples and they are folded. Threads started after the load began are not followed.
-type perfRecord struct{ attached }
+// sampling the cpu-clock software event at 99 Hz (a VM without a hardware PMU has it too) on
+// the contender's CPUs (all CPUs when it is not pinned), each sample's stack unwound from a
+// copy of the thread's stack with the binary's DWARF unwind tables, since release builds keep
+// no frame pointers. CPUs rather than the process (-p): perf -p opens its events thread by
+// thread, and the threads started while it does (rust-threads' thread a connection, every
+// one started as the load begins) were never recorded, so rust-threads had no sample at all.
+// perf script keeps the contender's process's samples alone. SIGINT ends the recording; perf script,
+// once the contender has stopped, symbolises the samples and they are folded.
+type perfRecord struct {
+	attached
+	pid int
+}
 
-func (p *perfRecord) start(bin string, pid int, out string) {
-	p.sigintEnds = true
-	p.attached.start("perf record", out, bin, "record", "--quiet", "-e", "cpu-clock", "-F", "99", "--call-graph", "dwarf",
-		"-p", strconv.Itoa(pid), "-o", out)
+func (p *perfRecord) start(bin string, pid int, cpus, out string) {
+	p.sigintEnds, p.pid = true, pid
+	where := []string{"--all-cpus"}
+	if cpus != "" {
+		where = []string{"--cpu", cpus}
+	}
+	args := append([]string{"record", "--quiet", "-e", "cpu-clock", "-F", "99", "--call-graph", "dwarf"}, where...)
+	p.attached.start("perf record", out, bin, append(args, "-o", out)...)
 }
 
 // fold symbolises the recording (perf script) and folds its samples.
@@ -47,7 +57,7 @@ func (p *perfRecord) fold() (results.Stacks, error) {
 		return nil, fmt.Errorf("perf wrote no recording: %w (%s)", err, firstLine(p.log.String()))
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(PerfPath(), "script", "--input", p.out, "-F", "comm,ip,sym")
+	cmd := exec.Command(PerfPath(), "script", "--input", p.out, "--pid", strconv.Itoa(p.pid), "-F", "comm,ip,sym")
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

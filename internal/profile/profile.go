@@ -86,8 +86,12 @@ type Session struct {
 	// Signal sends a signal to the contender's whole process group: Node's profiler starts
 	// and stops on SIGUSR2.
 	Signal func(syscall.Signal) error
-	// Pid is the contender's main process, which py-spy attaches to.
+	// Pid is the contender's main process, which py-spy attaches to and perf keeps the
+	// samples of.
 	Pid func() int
+	// CPUs are the CPUs the contender is pinned to (taskset's list), which perf records;
+	// empty: every CPU.
+	CPUs string
 
 	tool string
 	dir  string // the run's folder; files go under profiles/
@@ -226,7 +230,7 @@ func (s *Session) Begin() {
 	case s.tool == Perf && s.Pid == nil:
 		s.perf.err = errors.New("perf: no process to attach to")
 	case s.tool == Perf:
-		s.perf.start(PerfPath(), s.Pid(), s.path(".perf.data"))
+		s.perf.start(PerfPath(), s.Pid(), s.CPUs, s.path(".perf.data"))
 	}
 	if s.WithClient {
 		s.client.Reset()
