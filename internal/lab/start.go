@@ -16,7 +16,6 @@ import (
 func (l *Lab) StartContender(m *contender.Manifest, port int, vars map[string]string, logPath string, prof *profile.Session) (*contender.Instance, error) {
 	opts := contender.StartOptions{Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Port: port, Vars: vars, LogPath: logPath}
 	if prof != nil {
-		prof.CPUs = opts.CPUs
 		if err := prof.Apply(&opts); err != nil {
 			return nil, fmt.Errorf("profile: %w", err)
 		}

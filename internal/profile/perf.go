@@ -28,11 +28,11 @@ func PerfPath() string {
 // sampling the cpu-clock software event at 99 Hz (a VM without a hardware PMU has it too) on
 // the contender's CPUs (all CPUs when it is not pinned), each sample's stack unwound from a
 // copy of the thread's stack with the binary's DWARF unwind tables, since release builds keep
-// no frame pointers. CPUs rather than the process (-p): perf -p opens its events thread by
-// thread, and the threads started while it does (rust-threads' thread a connection, every
-// one started as the load begins) were never recorded, so rust-threads had no sample at all.
-// perf script keeps the contender's process's samples alone. SIGINT ends the recording; perf script,
-// once the contender has stopped, symbolises the samples and they are folded.
+// no frame pointers. CPUs rather than the process: with perf -p, which opens its events
+// thread by thread, rust-threads (a thread a connection, every one started as the load
+// begins) had no sample at all. perf script keeps the contender's process's samples alone.
+// SIGINT ends the recording; perf script, once the contender has stopped, symbolises the
+// samples and they are folded.
 type perfRecord struct {
 	attached
 	pid int

@@ -89,11 +89,9 @@ type Session struct {
 	// Pid is the contender's main process, which py-spy attaches to and perf keeps the
 	// samples of.
 	Pid func() int
-	// CPUs are the CPUs the contender is pinned to (taskset's list), which perf records;
-	// empty: every CPU.
-	CPUs string
 
 	tool string
+	cpus string // the CPUs the contender is pinned to (taskset's list), which perf records; empty: every CPU
 	dir  string // the run's folder; files go under profiles/
 	base string // the cell's file name, e.g. netty-c100-r1
 	jdk  contender.JDK
@@ -182,8 +180,9 @@ func (s *Session) Flags() []string {
 	return nil
 }
 
-// Apply adds the profiler's runtime flags and variables to a start's options; its Vars are
-// copied first, as the profiler's variables are no contract variable of the caller's.
+// Apply adds the profiler's runtime flags and variables to a start's options (its Vars are
+// copied first, as the profiler's variables are no contract variable of the caller's), and
+// takes the CPUs the contender is pinned to, which perf records.
 func (s *Session) Apply(opts *contender.StartOptions) error {
 	pv, err := s.Vars()
 	if err != nil {
@@ -195,6 +194,7 @@ func (s *Session) Apply(opts *contender.StartOptions) error {
 	}
 	maps.Copy(vars, pv)
 	opts.Vars = vars
+	s.cpus = opts.CPUs
 	opts.Flags = append(opts.Flags, s.Flags()...)
 	return nil
 }
@@ -230,7 +230,7 @@ func (s *Session) Begin() {
 	case s.tool == Perf && s.Pid == nil:
 		s.perf.err = errors.New("perf: no process to attach to")
 	case s.tool == Perf:
-		s.perf.start(PerfPath(), s.Pid(), s.CPUs, s.path(".perf.data"))
+		s.perf.start(PerfPath(), s.Pid(), s.cpus, s.path(".perf.data"))
 	}
 	if s.WithClient {
 		s.client.Reset()
