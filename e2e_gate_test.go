@@ -2,8 +2,9 @@ package main
 
 // End-to-end: the gate for CI (issue 25) on the real binary and real contenders. The
 // isolation study starves the blocking servlet at 11 request threads and not WebFlux, so
-// `--fail-on fails` fails the one and passes the other. compare's --fail-on-regression is
-// tested on TestCompareTellsASettingApart's runs (e2e_reproduce_test.go), which it shares.
+// `--fail-on fails` fails the one and passes the other, on TestIsolationStarvesTheSyncServletOnly's
+// run (e2e_test.go), which it shares. compare's --fail-on-regression is tested on
+// TestCompareTellsASettingApart's runs (e2e_reproduce_test.go), which it shares too.
 
 import (
 	"encoding/xml"
@@ -11,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/arena-lab/arena/internal/gate"
 	"github.com/arena-lab/arena/internal/results/schemadoc"
@@ -62,55 +62,31 @@ func readSummary(t *testing.T, runDir string) gate.Summary {
 	return s
 }
 
-// isolationGate runs isolation's quick form on contender with 11 request threads and
-// --fail-on fails, and returns its exit status, output, summary and JUnit file.
-func isolationGate(t *testing.T, contender string) (int, string, gate.Summary, junitDoc) {
+// checkGate checks the gate of TestIsolationStarvesTheSyncServletOnly's run: spring-mvc's
+// starved cell fails --fail-on fails, named with its figures in the output, summary.json and
+// the JUnit file; spring-webflux's isolated cell is there and passes.
+func checkGate(t *testing.T, log string, s gate.Summary, doc junitDoc) {
 	t.Helper()
-	out := t.TempDir()
-	junit := filepath.Join(t.TempDir(), "junit.xml")
-	log, code := arena(t, 10*time.Minute, "run", "isolation", "--quick", "--duration", "5s", "--contenders", contender,
-		"--env", "WORKER_THREADS=11", "--fail-on", "fails", "--junit", junit, "--out", out)
-	run := loadOnlyRun(t, out)
-	if run.Status != "complete" {
-		t.Fatalf("status %s:\n%s", run.Status, log)
-	}
-	return code, log, readSummary(t, filepath.Join(out, run.ID)), readJUnit(t, junit)
-}
-
-// spring-mvc starves at 11 request threads: its cell fails --fail-on fails (exit 2), and
-// the JUnit file names it, its figures in the message.
-func TestGateFailsTheStarvedCell(t *testing.T) {
-	e2e(t)
-	code, log, s, doc := isolationGate(t, "spring-mvc")
-	if code != 2 {
-		t.Fatalf("exit %d, want 2 (a check failed):\n%s", code, log)
-	}
 	if s.Result != gate.ResultFailed || s.Failed < 1 {
 		t.Errorf("summary.json: result %s, %d failed", s.Result, s.Failed)
 	}
-	var starved bool
+	var starved, isolated bool
 	for _, c := range doc.Suites[0].Cases {
-		if c.Name == "spring-mvc/seed" && c.Classname == "arena.isolation.cells" && c.Failure != nil &&
-			c.Failure.Type == "fails" && strings.HasPrefix(c.Failure.Message, "spring-mvc at seed: starved") && strings.Contains(c.Failure.Message, "instant p50") {
-			starved = true
+		if c.Classname != "arena.isolation.cells" {
+			continue
+		}
+		switch c.Name {
+		case "spring-mvc/seed":
+			starved = c.Failure != nil && c.Failure.Type == "fails" &&
+				strings.HasPrefix(c.Failure.Message, "spring-mvc at seed: starved") && strings.Contains(c.Failure.Message, "instant p50")
+		case "spring-webflux/seed":
+			isolated = c.Failure == nil
 		}
 	}
-	if !starved || doc.Failures < 1 || doc.Tests != s.Passed+s.Failed+s.Skipped {
-		t.Errorf("the JUnit file does not fail the starved cell: %+v", doc)
+	if !starved || !isolated || doc.Failures < 1 || doc.Tests != s.Passed+s.Failed+s.Skipped {
+		t.Errorf("the JUnit file does not fail the starved cell and pass the isolated one: %+v", doc)
 	}
-	if !strings.Contains(log, "FAILED cell spring-mvc/seed (fails)") || !strings.Contains(log, "arena: ") {
+	if !strings.Contains(log, "FAILED cell spring-mvc/seed (fails)") || strings.Contains(log, "FAILED cell spring-webflux") || !strings.Contains(log, "arena: ") {
 		t.Errorf("the output does not say what failed:\n%s", log)
-	}
-}
-
-// WebFlux stays isolated at 11 request threads: nothing fails, exit 0.
-func TestGatePassesTheIsolatedCell(t *testing.T) {
-	e2e(t)
-	code, log, s, doc := isolationGate(t, "spring-webflux")
-	if code != 0 {
-		t.Fatalf("exit %d, want 0:\n%s", code, log)
-	}
-	if s.Result != gate.ResultPassed || s.Failed != 0 || doc.Failures != 0 {
-		t.Errorf("summary.json %s with %d failed, JUnit %d failures:\n%s", s.Result, s.Failed, doc.Failures, log)
 	}
 }

@@ -157,16 +157,20 @@ func TestEveryContenderKeepsTheContract(t *testing.T) {
 
 // The study's finding, measured: with 11 request threads the blocking servlet starves
 // /instant and the probes, while WebFlux keeps them fast. Wide margins: only the order of
-// magnitude is asserted, never a speed.
+// magnitude is asserted, never a speed. The same run is CI's gate (issue 25): with
+// --fail-on fails, the starved cell fails it (exit 2, named in the output, summary.json and
+// the JUnit file) and the isolated one passes it; one run serves both, as CI's time is bounded.
 func TestIsolationStarvesTheSyncServletOnly(t *testing.T) {
 	e2e(t)
 	out := t.TempDir()
+	junit := filepath.Join(t.TempDir(), "junit.xml")
 	log, code := arena(t, 15*time.Minute, "run", "isolation", "--contenders", "spring-mvc,spring-webflux",
-		"--quick", "--duration", "12s", "--timeout", "12s", "--out", out)
-	if code != 0 {
-		t.Fatalf("arena run exited %d:\n%s", code, log)
+		"--quick", "--duration", "12s", "--timeout", "12s", "--fail-on", "fails", "--junit", junit, "--out", out)
+	if code != 2 {
+		t.Fatalf("arena run exited %d, want 2 (the starved cell fails --fail-on fails):\n%s", code, log)
 	}
 	run := loadOnlyRun(t, out)
+	checkGate(t, log, readSummary(t, filepath.Join(out, run.ID)), readJUnit(t, junit))
 	if run.Status != "complete" || len(run.Cells) != 2 {
 		t.Fatalf("status %s with %d cells:\n%s", run.Status, len(run.Cells), log)
 	}

@@ -484,7 +484,6 @@ func fmtMs(v float64) string {
 	}
 }
 
-
 // trimFloat prints a figure with at most one decimal and none when it is whole.
 func trimFloat(v float64) string {
 	s := fmt.Sprintf("%.1f", v)
