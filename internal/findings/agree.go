@@ -42,7 +42,9 @@ func Undecided(verdict string) bool { return results.Untested(verdict) || verdic
 
 // Decided says whether the two read the claim alike with a verdict that decides it: an
 // agreement that carries information, not two verdicts of no evidence.
-func (g Agreement) Decided() bool { return g.Compared() && g.Alike() && !Undecided(g.A) && !Undecided(g.B) }
+func (g Agreement) Decided() bool {
+	return g.Compared() && g.Alike() && !Undecided(g.A) && !Undecided(g.B)
+}
 
 // Agree sets every claim of a beside the same claim of b, study by study in a's order, then
 // those b alone has.
