@@ -275,6 +275,8 @@ func buildFindings(rep *results.Reproduction, dir string) (*findings.Findings, e
 	if err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
+	root, _ := lab.FindRoot() // outside a lab, the binary's own stamp alone says which arena judges
+	f.JudgedBy = findings.ThisArena(root)
 	return f, nil
 }
 

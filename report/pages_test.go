@@ -83,6 +83,7 @@ func TestChromiumDrawsCompare(t *testing.T) {
 // the study's figures beside ours.
 func fixtureFindings() *findings.Findings {
 	run := fixtureDownstream()
+	run.Env.ArenaRev = "4f3e949"
 	rep := &results.Reproduction{Schema: results.ReproductionSchema, ID: "reproduce-20251120-140000", Command: []string{"arena", "reproduce"},
 		Started: run.Started, Status: results.RunComplete, Repeat: 2}
 	claim := findings.Claim{ID: "a", Text: "Vert.x serves about 2.5× the throughput of Spring WebFlux.", Verdict: results.ClaimHolds,
@@ -101,7 +102,7 @@ func fixtureFindings() *findings.Findings {
 	untested := findings.Claim{ID: "c", Text: "A cluster spreads over cores.", Verdict: results.ClaimUntestedHere, Why: "needs ≥ 4 server cores (seeds/000 line 12), this run gave 1",
 		RestsOn:    "nothing: the runs did not give the conditions the claim depends on",
 		Conditions: []results.Condition{{Name: "server cores", Needs: 4, Source: "seeds/000 line 12", Given: 1}}}
-	return &findings.Findings{Reproduction: rep, Env: run.Env, Runs: []findings.Run{{Run: run, Step: results.Step{Part: results.PartStudies}}},
+	return &findings.Findings{Reproduction: rep, Env: run.Env, JudgedBy: "8dde661", Runs: []findings.Run{{Run: run, Step: results.Step{Part: results.PartStudies}}},
 		Studies: []findings.Study{{Scenario: "downstream", Title: run.Scenario.Title, Study: run.Scenario.Study,
 			Setup: scenario.Setup{Machine: "a GCE instance, 4 vCPUs"}, Ours: scenario.Setup{Machine: "one core"},
 			Notes: []string{"the study ran on four cores"}, Runs: []findings.Run{{Run: run}}, Claims: []findings.Claim{claim, untested}, Repeat: 1}}}
@@ -131,6 +132,27 @@ func TestRenderFindings(t *testing.T) {
 	}
 	if !strings.Contains(sectionByID(t, page, "matrix"), "vertx") || !strings.Contains(page, "1h20m0s in all") {
 		t.Error("the page lacks the matrix or the reproduction's length")
+	}
+	if want := "Measured by arena 4f3e949; judged again and rendered by arena 8dde661."; !strings.Contains(page, want) {
+		t.Errorf("the page does not say which arena measured and which judged: %q", want)
+	}
+}
+
+// The findings page rendered again from the same findings with the same arena is the same
+// bytes: no clock, and no map's order, reaches it.
+func TestRenderFindingsAgainGivesTheSameBytes(t *testing.T) {
+	render := func() string {
+		var buf strings.Builder
+		if err := RenderFindings(fixtureFindings(), map[string]string{"vertx": "a1", "go-nethttp": "b2", "spring-webflux": "c3"}, nil, []byte("/* lib */"), &buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	first := render()
+	for i := range 5 {
+		if again := render(); again != first {
+			t.Fatalf("rendering %d differs from the first", i+2)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -49,6 +50,32 @@ func TestMergedHistogramIsOneHistogram(t *testing.T) {
 	}
 	if m.Tags[0].Sent != 60000 || m.Tags[0].Status["2xx"] != 60000 {
 		t.Fatalf("counters not summed: %+v", m.Tags[0].TagStats)
+	}
+}
+
+// Agents' windows of one instant add their errors and, apart, their timeouts: the merged
+// window reads its correct answers as one agent's would.
+func TestMergedWindowsAddTheirTimeouts(t *testing.T) {
+	var shares []*Share
+	for a, timeouts := range []int64{3, 4} {
+		h := results.NewHistogram()
+		for range 10 {
+			_ = h.RecordValue(2e6)
+		}
+		enc, err := results.EncodeHist(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shares = append(shares, &Share{Agent: Hello{Name: fmt.Sprint("a", a)}, Tags: []ShareTag{{
+			TagStats: results.TagStats{Tag: "x", Sent: 10, Completed: 10 - timeouts}, Response: enc, Service: enc,
+			Windows: []ShareWindow{{K: 0, EndS: 1, Errors: timeouts + 1, Timeouts: timeouts, Hist: enc}}}}})
+	}
+	m, err := Merge(load.ClosedLoop{}, shares, time.Now(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := m.Tags[0].Timeline[0]; w.Count != 20 || w.Errors != 9 || w.Timeouts != 7 || w.Answered() != 13 {
+		t.Fatalf("merged window %+v; want 20 latencies, 9 errors of which 7 timeouts, 13 answered", w)
 	}
 }
 

@@ -76,7 +76,7 @@ func Merge(ld load.Load, shares []*Share, start time.Time, interval time.Duratio
 		sort.Ints(ks)
 		for _, k := range ks {
 			w := a.windows[k]
-			tr.Timeline = append(tr.Timeline, results.WindowOf(w.endS, w.hist, w.errors))
+			tr.Timeline = append(tr.Timeline, results.WindowOf(w.endS, w.hist, w.errors, w.timeouts))
 			w.hist.SetTag(tag)
 			w.hist.SetStartTimeMs(start.Add(time.Duration(k) * interval).UnixMilli())
 			w.hist.SetEndTimeMs(start.Add(time.Duration(w.endS * float64(time.Second))).UnixMilli())
@@ -128,6 +128,7 @@ func (a *tagAcc) add(t ShareTag) error {
 			return fmt.Errorf("window %d: %w", w.K, err)
 		}
 		acc.errors += w.Errors
+		acc.timeouts += w.Timeouts
 		acc.endS = max(acc.endS, w.EndS)
 	}
 	return nil
@@ -135,9 +136,9 @@ func (a *tagAcc) add(t ShareTag) error {
 
 // windowAcc is one window of one tag, added over agents.
 type windowAcc struct {
-	hist   *hdrhistogram.Histogram
-	errors int64
-	endS   float64
+	hist             *hdrhistogram.Histogram
+	errors, timeouts int64
+	endS             float64
 }
 
 // addEncoded adds an encoded histogram into into, failing when it would drop a value: every

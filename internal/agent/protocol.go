@@ -183,7 +183,9 @@ type ShareWindow struct {
 	K      int     `json:"k"`
 	EndS   float64 `json:"end_s"` // seconds from the agreed start
 	Errors int64   `json:"errors"`
-	Hist   string  `json:"hist"`
+	// Timeouts are the timed-out attempts of Errors (their waits are in Hist).
+	Timeouts int64  `json:"timeouts,omitempty"`
+	Hist     string `json:"hist"`
 }
 
 // Self is this process as an agent: name (the host name when empty), host, pid and the CPUs

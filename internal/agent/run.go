@@ -84,7 +84,7 @@ func RunJob(ctx context.Context, job Job, resolve Resolver, self Hello) (*Share,
 		st := ShareTag{TagStats: t.TagStats, Windows: sink.of(t.Tag)}
 		if len(st.Windows) == len(t.Timeline) { // one timeline window per sink call, in order
 			for i := range st.Windows {
-				st.Windows[i].Errors = t.Timeline[i].Errors
+				st.Windows[i].Errors, st.Windows[i].Timeouts = t.Timeline[i].Errors, t.Timeline[i].Timeouts
 			}
 		}
 		if st.Response, err = results.EncodeHist(t.Response); err != nil {

@@ -80,6 +80,7 @@ func (Load) Join(raw []json.RawMessage) (results.Figures, error) {
 		out.Duplicated += f.Duplicated
 		out.Reordered += f.Reordered
 		out.Leaked += f.Leaked
+		out.Sends += f.Sends
 		out.CutShort = out.CutShort || f.CutShort
 	}
 	return out, nil
@@ -138,11 +139,11 @@ func (l Load) Run(ctx context.Context, target load.Target, rec *load.Recorder) (
 	start := time.Now().Add(l.JoinWait)
 	lastSend := start.Add(time.Duration(l.Messages) * l.Period)
 	deadline := lastSend.Add(l.Linger)
-	var late atomic.Int64
+	var sends, late atomic.Int64
 	for _, m := range members {
 		wg.Add(2)
 		go func(m *loadMember) { defer wg.Done(); m.receive(rec, l, deadline) }(m)
-		go func(m *loadMember) { defer wg.Done(); m.send(ctx, l, start, &late) }(m)
+		go func(m *loadMember) { defer wg.Done(); m.send(ctx, l, start, &sends, &late) }(m)
 	}
 	stop := context.AfterFunc(ctx, func() { // Ctrl-C: end every member now
 		for _, m := range members {
@@ -153,7 +154,7 @@ func (l Load) Run(ctx context.Context, target load.Target, rec *load.Recorder) (
 	wg.Wait()
 	// Ended early (the server died, or Ctrl-C): what never came is the outcome's doing, not
 	// a message the server lost.
-	f := &Figures{Members: len(members), CutShort: ctx.Err() != nil}
+	f := &Figures{Members: len(members), Sends: sends.Load(), CutShort: ctx.Err() != nil}
 	for _, m := range members {
 		m.c.ws.Close()
 		if !f.CutShort {
@@ -203,7 +204,8 @@ func (l Load) connect(ctx context.Context, addr string, room, user int) (*loadMe
 }
 
 // send sends the member's messages on the schedule; each carries its seq and send time.
-func (m *loadMember) send(ctx context.Context, l Load, start time.Time, late *atomic.Int64) {
+// sends counts them, late those sent more than 10 ms after they were due.
+func (m *loadMember) send(ctx context.Context, l Load, start time.Time, sends, late *atomic.Int64) {
 	room := roomName(m.room)
 	for seq := 0; seq < l.Messages; seq++ {
 		due := start.Add(time.Duration(seq) * l.Period)
@@ -217,6 +219,7 @@ func (m *loadMember) send(ctx context.Context, l Load, start time.Time, late *at
 			late.Add(1)
 		}
 		msg := strconv.Itoa(seq) + " " + strconv.FormatInt(time.Now().UnixNano(), 10)
+		sends.Add(1)
 		if m.c.Send(m.name, room, msg) != nil {
 			return
 		}
@@ -347,6 +350,9 @@ type Figures struct {
 	Duplicated int64 `json:"duplicated"`
 	Reordered  int64 `json:"out_of_order"` // came after a later message of the same sender
 	Leaked     int64 `json:"leaked"`       // another room's messages a member got
+	// Sends are the messages the members sent on their schedules: TagStats.Late counts the
+	// late ones among them (the tag's Sent counts deliveries, Users of them a send).
+	Sends int64 `json:"sends,omitempty"`
 	// CutShort: the load ended early (the server died, or Ctrl-C), so what never came is not
 	// counted as lost.
 	CutShort bool `json:"cut_short"`

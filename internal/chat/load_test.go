@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -24,6 +25,14 @@ func TestLoadDeliversEveryMessageOnceInOrder(t *testing.T) {
 	}
 	if len(r.Errors) != 0 || f.Members != 10 || f.CutShort || len(faultsOf(f)) != 0 {
 		t.Fatalf("errors %v, figures %+v; want none", r.Errors, f)
+	}
+	// Its sends, which its late ones are a share of (lab.clientBound): 10 members × 50.
+	if f.Sends != 500 {
+		t.Fatalf("%d sends; want 500", f.Sends)
+	}
+	joined, err := Load{}.Join([]json.RawMessage{[]byte(`{"sends":500}`), []byte(`{"sends":300}`)})
+	if err != nil || joined.(*Figures).Sends != 800 {
+		t.Fatalf("two shares of 500 and 300 sends joined: %+v, %v", joined, err)
 	}
 }
 

@@ -118,7 +118,9 @@ type window struct {
 	start, end time.Time
 	own        *hdrhistogram.Histogram
 	total      buckets
-	errors     int64
+	// errors are the attempts that ended in the window without a correct answer, timeouts
+	// among them; timeouts are those, whose waits own holds beside the correct answers.
+	errors, timeouts int64
 }
 
 // gauge is a window's figure under a metric's name; ok is false where the window has none
@@ -129,15 +131,19 @@ type gauge struct {
 	ok    bool
 }
 
-// gauges are the window's own figures: requests/s over its length, the share of the
-// attempts that ended in it without a correct answer, and its percentiles in seconds.
+// gauges are the window's own figures: correct answers a second over its length, the share
+// of the attempts that ended in it without a correct answer (each once, timeouts among them),
+// as the findings read them (results.Window), and its percentiles in seconds, timeouts' waits
+// included as the cell's histogram includes them.
 func (w window) gauges() []gauge {
 	n := w.own.TotalCount()
 	secs := func(ns int64) float64 { return float64(ns) / nanosPerSecond }
 	span := w.end.Sub(w.start).Seconds()
+	read := results.Window{Count: n, Errors: w.errors, Timeouts: w.timeouts}
+	errorRatio, ended := read.ErrorRatio()
 	return []gauge{
-		{metricRPS, float64(n) / span, span > 0},
-		{metricErrors, float64(w.errors) / float64(n+w.errors), n+w.errors > 0},
+		{metricRPS, float64(read.Answered()) / span, span > 0},
+		{metricErrors, errorRatio, ended},
 		{metricP50, secs(w.own.ValueAtQuantile(50)), n > 0},
 		{metricP90, secs(w.own.ValueAtQuantile(90)), n > 0},
 		{metricP99, secs(w.own.ValueAtQuantile(99)), n > 0},
@@ -168,6 +174,7 @@ func windowsOf(c lab.CellExport) ([]window, error) {
 				return nil, fmt.Errorf("tag %s: adding its windows dropped %d values", w.Tag, dropped)
 			}
 			out[i].errors += w.Errors
+			out[i].timeouts += w.Timeouts
 			out[i].end = maxTime(out[i].end, w.End)
 			out[i].total = bucketsOf(total)
 			continue
@@ -175,7 +182,7 @@ func windowsOf(c lab.CellExport) ([]window, error) {
 		own := results.NewHistogram()
 		own.Merge(w.Hist) // a copy: the same layout drops nothing
 		last[w.Tag] = len(out)
-		out = append(out, window{tag: w.Tag, start: w.Start, end: w.End, own: own, total: bucketsOf(total), errors: w.Errors})
+		out = append(out, window{tag: w.Tag, start: w.Start, end: w.End, own: own, total: bucketsOf(total), errors: w.Errors, timeouts: w.Timeouts})
 	}
 	return out, nil
 }

@@ -165,3 +165,37 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
+
+// A window's timeouts are latencies, never answers, and a failure counted once: 90 correct
+// answers and 10 timeouts in a second read 90 requests/s and 10 % errors, as the findings
+// read a cell (RPS of correct answers, errors per attempt), not 100/s and 10/110.
+func TestAWindowsTimeoutsAreFailuresCountedOnce(t *testing.T) {
+	start := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	h := results.NewHistogram()
+	for i := range 100 {
+		v := int64(2e6) // a correct answer in 2 ms
+		if i < 10 {
+			v = 1e9 // a timeout, at the second it waited
+		}
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := lab.CellExport{Start: start, Windows: []lab.ExportWindow{{Tag: "data", Start: start, End: start.Add(time.Second), Hist: h, Errors: 10, Timeouts: 10}}}
+	ws, err := windowsOf(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, g := range ws[0].gauges() {
+		if g.ok {
+			got[g.name] = g.value
+		}
+	}
+	if got[metricRPS] != 90 || math.Abs(got[metricErrors]-0.10) > 1e-12 {
+		t.Errorf("%v requests/s, error ratio %v; want 90 and 0.10", got[metricRPS], got[metricErrors])
+	}
+	if math.Abs(got[metricP99]-1) > 0.001 {
+		t.Errorf("p99 %v s; want the timeouts' wait, 1 s: a timeout stays in the latency", got[metricP99])
+	}
+}

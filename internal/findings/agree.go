@@ -32,6 +32,20 @@ func (g Agreement) Alike() bool { return g.A == g.B }
 // Compared says whether the two verdicts are set against each other.
 func (g Agreement) Compared() bool { return g.NotInBoth == "" }
 
+// notShown is the verdict of a claim whose repeats could not separate its parts
+// (results.ClaimNotShown, where the scenarios give it).
+const notShown = "not shown"
+
+// Undecided says whether a verdict decides nothing about its claim: untested, untested here,
+// or not shown. Two such verdicts read alike because neither says anything.
+func Undecided(verdict string) bool { return results.Untested(verdict) || verdict == notShown }
+
+// Decided says whether the two read the claim alike with a verdict that decides it: an
+// agreement that carries information, not two verdicts of no evidence.
+func (g Agreement) Decided() bool {
+	return g.Compared() && g.Alike() && !Undecided(g.A) && !Undecided(g.B)
+}
+
 // Agree sets every claim of a beside the same claim of b, study by study in a's order, then
 // those b alone has.
 func Agree(a, b *Findings) []Agreement {
@@ -95,7 +109,7 @@ func (f *Findings) claim(scenario, id string) (Claim, bool) {
 // alike; each claim read otherwise is then given with both reasons.
 func WriteAgreement(w io.Writer, a, b *Findings, rows []Agreement) error {
 	var sb strings.Builder
-	sb.WriteString("| | reproduction | arena | began | ended | status | repeats |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	sb.WriteString("| | reproduction | measured by arena | began | ended | status | repeats |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, side := range []struct {
 		name string
 		f    *Findings
@@ -108,8 +122,9 @@ func WriteAgreement(w io.Writer, a, b *Findings, rows []Agreement) error {
 		fmt.Fprintf(&sb, "| %s | `%s` | %s | %s | %s | %s | %s |\n", side.name, rep.ID, orUnknown(side.f.Env.ArenaRev),
 			rep.Started.UTC().Format("2006-01-02 15:04 MST"), ended, rep.Status, side.f.RepeatText())
 	}
+	fmt.Fprintf(&sb, "\nBoth judged again by arena %s.\n", a.JudgedByText())
 	sb.WriteString("\n| study | claim | A | B | |\n| --- | --- | --- | --- | --- |\n")
-	alike, compared := 0, 0
+	alike, compared, decided := 0, 0, 0
 	for _, g := range rows {
 		mark := "not in both: " + g.NotInBoth
 		switch {
@@ -123,9 +138,12 @@ func WriteAgreement(w io.Writer, a, b *Findings, rows []Agreement) error {
 		if g.Compared() {
 			compared++
 		}
+		if g.Decided() {
+			decided++
+		}
 		fmt.Fprintf(&sb, "| %s | (%s) %s | %s | %s | %s |\n", g.Scenario, g.Claim, tableCell(g.Text), g.A, g.B, mark)
 	}
-	fmt.Fprintf(&sb, "\n%d of the %d claims both reproductions ran read alike in both", alike, compared)
+	fmt.Fprintf(&sb, "\n%d of the %d claims both reproductions ran read alike in both, %d of them decided (neither untested, untested here nor not shown)", alike, compared, decided)
 	if n := len(rows) - compared; n > 0 {
 		fmt.Fprintf(&sb, "; %d not in both", n)
 	}

@@ -21,7 +21,7 @@ func p99(median, low float64) Figure {
 func TestAgreeSetsEveryClaimBesideItsTwin(t *testing.T) {
 	findingsOf := func(id, rev string, claims map[string][]Claim) *Findings {
 		f := &Findings{Reproduction: &results.Reproduction{ID: id, Started: time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC), Status: results.RunComplete, Repeat: 3},
-			Env: results.Environment{ArenaRev: rev}}
+			Env: results.Environment{ArenaRev: rev}, JudgedBy: "8dde661"}
 		for _, sc := range []string{"isolation", "chat", "database"} {
 			if cs, ok := claims[sc]; ok {
 				f.Studies = append(f.Studies, Study{Scenario: sc, Claims: cs})
@@ -62,7 +62,8 @@ func TestAgreeSetsEveryClaimBesideItsTwin(t *testing.T) {
 		"| isolation | (a) sync starves | holds | holds | alike |",
 		"| database | (a) virtual matches reactive | (absent) | fails | not in both: a claim one of them lacks |",
 		"| chat | (arena-2) every model | holds | untested | not in both: a verdict over every contender, where the other ran no matrix |",
-		"2 of the 3 claims both reproductions ran read alike in both; 2 not in both",
+		"Both judged again by arena 8dde661.",
+		"2 of the 3 claims both reproductions ran read alike in both, 2 of them decided (neither untested, untested here nor not shown); 2 not in both",
 		"- chat (a): A partly: 2 of 3 parts hold\n  B fails: 1 of 3 parts holds",
 		"| study | claim | figure | the study | A | B |",
 		"| isolation | (a) | sync servlet, /instant, p99 | 56 s | 60.03 s (59.99 s–60.03 s) | 58.00 s |",
@@ -76,5 +77,40 @@ func TestAgreeSetsEveryClaimBesideItsTwin(t *testing.T) {
 	}
 	if strings.Contains(text, "- database (a)") {
 		t.Errorf("a claim not in both is given as read otherwise:\n%s", text)
+	}
+}
+
+// Only an agreement on a verdict that decides its claim counts as decided: two untested, two
+// untested here or two not shown read alike and say nothing; nor does a pair read otherwise,
+// or not in both.
+func TestDecidedAgreementsAreCounted(t *testing.T) {
+	for _, tt := range []struct {
+		a, b, notInBoth string
+		decided         bool
+	}{
+		{results.ClaimHolds, results.ClaimHolds, "", true},
+		{results.ClaimFails, results.ClaimFails, "", true},
+		{results.ClaimPartly, results.ClaimPartly, "", true},
+		{results.ClaimHoldsWhereTested, results.ClaimHoldsWhereTested, "", true},
+		{results.ClaimUntested, results.ClaimUntested, "", false},
+		{results.ClaimUntestedHere, results.ClaimUntestedHere, "", false},
+		{"not shown", "not shown", "", false},
+		{results.ClaimHolds, results.ClaimFails, "", false},
+		{results.ClaimHolds, results.ClaimHolds, "a study one of them did not run", false},
+	} {
+		g := Agreement{A: tt.a, B: tt.b, NotInBoth: tt.notInBoth}
+		if g.Decided() != tt.decided {
+			t.Errorf("%s beside %s (not in both: %q): decided %v, want %v", tt.a, tt.b, tt.notInBoth, g.Decided(), tt.decided)
+		}
+	}
+	rows := []Agreement{{Scenario: "sleep", Claim: "a", A: "holds", B: "holds"}, {Scenario: "sleep", Claim: "c", A: "untested here", B: "untested here"},
+		{Scenario: "stream", Claim: "b", A: "not shown", B: "not shown"}, {Scenario: "chat", Claim: "a", A: "fails", B: "fails"}}
+	var sb strings.Builder
+	f := &Findings{Reproduction: &results.Reproduction{ID: "r"}}
+	if err := WriteAgreement(&sb, f, f, rows); err != nil {
+		t.Fatal(err)
+	}
+	if want := "4 of the 4 claims both reproductions ran read alike in both, 2 of them decided (neither untested, untested here nor not shown)."; !strings.Contains(sb.String(), want) {
+		t.Errorf("the page lacks %q:\n%s", want, sb.String())
 	}
 }

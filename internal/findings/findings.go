@@ -21,6 +21,9 @@ type Findings struct {
 	Env          results.Environment // the machine, as the first run recorded it
 	Studies      []Study
 	Runs         []Run // every run of the reproduction that loads, in the order run
+	// JudgedBy is the arena revision that judged the runs again and renders the page
+	// (ThisArena), beside the ones that measured them (MeasuredBy); "" when not known.
+	JudgedBy string
 }
 
 // Run is one run of the reproduction, judged again with this arena's rules.

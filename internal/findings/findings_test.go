@@ -45,7 +45,7 @@ func downstreamRun(t *testing.T, id, preset string, quick bool, rps map[string][
 	run := &results.Run{Schema: results.SchemaVersion, ID: id, Started: day, Status: results.RunComplete,
 		Scenario: results.ScenarioInfo{Name: "downstream", Preset: preset, Quick: quick, Repeat: 2,
 			Levels: []results.Level{{Name: "self", Load: "closed loop, 100 connections"}}},
-		Env: results.Environment{CPUModel: "AMD EPYC", Cores: 2, MemoryGB: 24, ServerCPUs: "1", ClientCPUs: "0", HeapMB: 512, JavaVersion: "25"}}
+		Env: results.Environment{CPUModel: "AMD EPYC", Cores: 2, MemoryGB: 24, ServerCPUs: "1", ClientCPUs: "0", HeapMB: 512, JavaVersion: "25", ArenaRev: "4f3e949"}}
 	for _, name := range order {
 		model := map[bool]string{true: "goroutines", false: "reactive"}[name == "go-nethttp"]
 		run.Contenders = append(run.Contenders, results.Contender{Name: name, Stack: name + " stack", Model: model, Verified: results.VerifyPassed})
@@ -162,18 +162,59 @@ func TestBuild(t *testing.T) {
 	}
 }
 
-// The markdown is the findings as docs/findings.md has them.
+// The markdown is the findings as docs/findings.md has them, saying which arena measured
+// and which judged.
 func TestWriteMarkdown(t *testing.T) {
 	rep, dir := reproduction(t)
 	f, err := Build(rep, dir, registry)
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.JudgedBy = "8dde661"
 	var buf bytes.Buffer
 	if err := WriteMarkdown(&buf, f, "runs/reproduce-20261123-093000/findings.html", "findings.png"); err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(buf.String(), "Measured by arena 4f3e949; judged again and written by arena 8dde661.") {
+		t.Error("the page does not say which arena measured and which judged")
+	}
 	golden.Check(t, "findings.md", buf.Bytes())
+}
+
+// Rendering a reproduction again with the same arena gives the same bytes: each rendering
+// judges the runs afresh from the folder (maps ranged in a new order each time), and nothing
+// of the moment it ran (a clock, a path of its own) reaches the page.
+func TestRenderingAgainGivesTheSameBytes(t *testing.T) {
+	rep, dir := reproduction(t)
+	render := func() []byte {
+		f, err := Build(rep, dir, registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.JudgedBy = "8dde661"
+		var buf bytes.Buffer
+		if err := WriteMarkdown(&buf, f, "findings.html", ""); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	first := render()
+	for i := range 5 {
+		if again := render(); !bytes.Equal(again, first) {
+			t.Fatalf("rendering %d differs from the first:\n%s", i+2, firstDiff(first, again))
+		}
+	}
+}
+
+// firstDiff is the first line where two renderings part, for a failure to show.
+func firstDiff(a, b []byte) string {
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			return fmt.Sprintf("line %d:\n%s\n%s", i+1, la[i], lb[i])
+		}
+	}
+	return fmt.Sprintf("one is %d lines, the other %d", len(la), len(lb))
 }
 
 // Our figure beside a study's is the server's plain measure: a contender whose deliveries had
@@ -415,7 +456,7 @@ func TestAStudyAddedLaterSaysSo(t *testing.T) {
 	for _, s := range f.Studies {
 		want := ""
 		if s.Scenario == "downstream" {
-			want = "Added to the reproduction on 2026-11-23 11:00 UTC, after it began (arena reproduce --resume … --add): measured by arena (revision not recorded)"
+			want = "Added to the reproduction on 2026-11-23 11:00 UTC, after it began (arena reproduce --resume … --add): measured by arena 4f3e949, the reproduction's first run by arena 4f3e949."
 		}
 		if !strings.HasPrefix(s.Added, want) || (want == "") != (s.Added == "") {
 			t.Errorf("%s: added %q, want %q", s.Scenario, s.Added, want)

@@ -23,6 +23,7 @@ func WriteMarkdown(w io.Writer, f *Findings, page, shot string) error {
 	}
 	fmt.Fprintf(&b, ", status **%s**, %s.\n\n", rep.Status, f.RepeatText())
 	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", strings.Join(rep.Command, " "))
+	fmt.Fprintf(&b, "Measured by arena %s; judged again and written by arena %s.\n\n", f.MeasuredBy(), f.JudgedByText())
 	if f.Env.CPUModel != "" {
 		fmt.Fprintf(&b, "Machine: %s, %d cores, %.0f GB; every server on CPU %s, the client on CPU %s; heap %d MiB.\n\n",
 			strings.TrimSuffix(f.Env.CPUModel+", "+f.Env.OS, ", "), f.Env.Cores, f.Env.MemoryGB, f.Env.ServerCPUs, f.Env.ClientCPUs, f.Env.HeapMB)

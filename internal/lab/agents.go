@@ -142,7 +142,7 @@ func agentShare(r agent.Runner, sh *agent.Share, d load.Description, shift float
 		}
 		for _, w := range t.Windows {
 			if h, err := results.DecodeHist(w.Hist); err == nil {
-				at.Timeline = append(at.Timeline, results.WindowOf(w.EndS+shift, h, w.Errors))
+				at.Timeline = append(at.Timeline, results.WindowOf(w.EndS+shift, h, w.Errors, w.Timeouts))
 			}
 		}
 		a.Tags = append(a.Tags, at)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/arena-lab/arena/internal/chat"
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/postgres"
@@ -396,6 +397,10 @@ func (l *Lab) record(cell *results.Cell, c cellPlan, m measurement) error {
 	for _, t := range m.tags {
 		cell.Tags = append(cell.Tags, tagRecord(t, over))
 	}
+	var figuresErr error
+	if m.figures != nil { // before clientBound, which reads a chat load's sends from them
+		figuresErr = cell.PutFigures(m.figures)
+	}
 	cell.Interference = l.interference(m.cpusBefore, m.cpusAfter)
 	serverShared, clientBusy := sharedWhy(cell.Interference, l.ServerCPUs, l.ClientCPUs)
 	cell.SharedCPU, cell.SharedCPUWhy = serverShared != "", serverShared
@@ -411,10 +416,7 @@ func (l *Lab) record(cell *results.Cell, c cellPlan, m measurement) error {
 		cell.ClientBound = true
 		cell.ClientBoundWhy = strings.TrimPrefix(cell.ClientBoundWhy+"; "+clientBusy, "; ")
 	}
-	if m.figures != nil {
-		return cell.PutFigures(m.figures)
-	}
-	return nil
+	return figuresErr
 }
 
 func resources(samples []results.Sample, cpus []int) results.Resources {
@@ -517,10 +519,35 @@ func clientBound(cell results.Cell, d load.Description, clientCores int) (bool, 
 	if busy >= clientBusyShare*100*float64(clientCores) {
 		why = append(why, fmt.Sprintf("%s of %d core(s)", what, clientCores))
 	}
-	var late, sent int64
-	var worst float64
+	late, sent, worst := lateSends(cell, d)
+	if late >= minLate && float64(late) > lateShare*float64(sent) {
+		if worst > 0 {
+			why = append(why, fmt.Sprintf("%d of %d sends late (max %.0f ms)", late, sent, worst))
+		} else {
+			why = append(why, fmt.Sprintf("%d of %d sends late", late, sent))
+		}
+	}
+	return len(why) > 0, strings.Join(why, "; ")
+}
+
+// lateSends adds up the sends the client's own schedule made and how many of them left
+// late: an unbounded open loop's hits, and a chat load's messages (each member's leave on
+// its own timer, a few small frames a period: one that leaves late is the client behind, as
+// an unbounded stream's hit is); worst is the latest, in ms, where the load records it.
+func lateSends(cell results.Cell, d load.Description) (late, sent int64, worst float64) {
 	for _, s := range d.Streams {
-		if s.Mode != "open" || s.Connections > 0 {
+		switch {
+		case d.Feature == chat.Kind:
+			if f, ok := chat.FiguresOf(cell); ok {
+				sent += f.Sends // its tag's Sent counts deliveries, Users of them a send
+				for _, t := range cell.Tags {
+					if t.Tag == s.Tag {
+						late, worst = late+t.Late, max(worst, t.MaxLateMs)
+					}
+				}
+			}
+			continue
+		case s.Mode != "open" || s.Connections > 0:
 			continue // a bounded stream's lateness is the server's backlog, by design
 		}
 		for _, t := range cell.Tags {
@@ -529,8 +556,5 @@ func clientBound(cell results.Cell, d load.Description, clientCores int) (bool, 
 			}
 		}
 	}
-	if late >= minLate && float64(late) > lateShare*float64(sent) {
-		why = append(why, fmt.Sprintf("%d of %d sends late (max %.0f ms)", late, sent, worst))
-	}
-	return len(why) > 0, strings.Join(why, "; ")
+	return late, sent, worst
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/chat"
 	"github.com/arena-lab/arena/internal/load"
 	"github.com/arena-lab/arena/internal/results"
 )
@@ -56,5 +57,31 @@ func TestClientBound(t *testing.T) {
 	}
 	if got, _ := clientBound(cell(95, nil), level, 2); got {
 		t.Error("95% of one core is not busy for a two-core client")
+	}
+}
+
+// A chat cell whose members sent late is withheld as an HTTP cell whose client fell behind
+// is: its late sends against the sends it made (its tag's Sent counts deliveries, ten of them
+// a send here), and none when its sends ran on time.
+func TestClientBoundChatsLateSends(t *testing.T) {
+	level := chat.Load{Tag: "chat", Rooms: 2, Users: 10, Messages: 50, Period: 100 * time.Millisecond}.Describe()
+	cell := func(late, sends int64) results.Cell {
+		c := results.Cell{}
+		tr := results.Tag{}
+		tr.Tag, tr.Sent, tr.Completed, tr.Late = "chat", 10*sends, 10*sends, late
+		c.Tags = append(c.Tags, tr)
+		if err := c.PutFigures(&chat.Figures{Members: 20, Sends: sends}); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if got, why := clientBound(cell(30, 1000), level, 1); !got || why != "30 of 1000 sends late" {
+		t.Errorf("30 of 1000 chat sends late: bound=%v why=%q; want bound, 30 of 1000 sends late", got, why)
+	}
+	if got, why := clientBound(cell(5, 1000), level, 1); got {
+		t.Errorf("5 of 1000 chat sends late (0.5 %%): bound, %q", why)
+	}
+	if got, why := clientBound(cell(0, 1000), level, 1); got {
+		t.Errorf("chat sends on time: bound, %q", why)
 	}
 }

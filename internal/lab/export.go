@@ -38,13 +38,13 @@ type CellExport struct {
 }
 
 // ExportWindow is one tag's window: its latencies (ns, from intended send times, correct
-// answers and timeouts, as the .hlog's) and the attempts that ended in it without a correct
-// answer.
+// answers and timeouts, as the .hlog's), the attempts that ended in it without a correct
+// answer, and of those the timeouts (in Hist too).
 type ExportWindow struct {
-	Tag        string
-	Start, End time.Time
-	Hist       *hdrhistogram.Histogram
-	Errors     int64
+	Tag              string
+	Start, End       time.Time
+	Hist             *hdrhistogram.Histogram
+	Errors, Timeouts int64
 }
 
 // exportWait bounds how long the run's end waits for exports still under way: a receiver
@@ -93,7 +93,7 @@ func exportWindows(merged *agent.Merged) []ExportWindow {
 	for _, iv := range merged.Intervals {
 		w := ExportWindow{Tag: iv.Tag, Start: time.UnixMilli(iv.Hist.StartTimeMs()), End: time.UnixMilli(iv.Hist.EndTimeMs()), Hist: iv.Hist}
 		if k := seen[iv.Tag]; k < len(errs[iv.Tag]) {
-			w.Errors = errs[iv.Tag][k].Errors
+			w.Errors, w.Timeouts = errs[iv.Tag][k].Errors, errs[iv.Tag][k].Timeouts
 		}
 		seen[iv.Tag]++
 		out = append(out, w)

@@ -36,18 +36,18 @@ func (p *Progress) UseLive(choice LiveChoice, ci string) {
 
 // liveRow is one stream's row: its last window, added over the shares that ran it.
 type liveRow struct {
-	tag           string
-	perS          float64 // the window's answers a second
-	p50, p99      float64 // ms from intended send times; with several shares, the highest share's
-	count, errors int64   // answers, and attempts without a correct one
+	tag      string
+	perS     float64 // the window's correct answers a second
+	p50, p99 float64 // ms from intended send times; with several shares, the highest share's
+	// counts are the window's latencies, errors and timeouts added over the shares, read as
+	// the findings read a cell: a timeout is a latency and an error, never an answer.
+	counts results.Window
 }
 
-// errorPct is the share of the window's attempts that got no correct answer.
+// errorPct is the share of the window's attempts that got no correct answer, each once.
 func (r liveRow) errorPct() float64 {
-	if n := r.count + r.errors; n > 0 {
-		return float64(r.errors) / float64(n) * 100
-	}
-	return 0
+	ratio, _ := r.counts.ErrorRatio()
+	return ratio * 100
 }
 
 // minLiveWindow is the shortest window the view shows: the last one, cut at the load's end,
@@ -76,9 +76,10 @@ func rowsOf(shares [][]load.LastWindow) (rows []liveRow, ok bool) {
 				return nil, false
 			}
 			r := &rows[i]
-			r.perS += float64(w.Window.Count) / w.Seconds
-			r.count += w.Window.Count
-			r.errors += w.Window.Errors
+			r.perS += float64(w.Window.Answered()) / w.Seconds
+			r.counts.Count += w.Window.Count
+			r.counts.Errors += w.Window.Errors
+			r.counts.Timeouts += w.Window.Timeouts
 			r.p50, r.p99 = max(r.p50, w.Window.P50), max(r.p99, w.Window.P99)
 		}
 	}
@@ -106,8 +107,8 @@ func liveBlock(el, planned time.Duration, rows []liveRow, shares int, server *re
 	default:
 		lines = append(lines, fmt.Sprintf("%s%-12s %9s %10s %10s %8s", liveIndent, "stream", "req/s", "p50"+star, "p99"+star, "errors"))
 		for _, r := range rows {
-			p50, p99 := "-", "-" // no answer in the window: no latency, not a fast one
-			if r.count > 0 {
+			p50, p99 := "-", "-" // nothing answered or timed out in the window: no latency, not a fast one
+			if r.counts.Count > 0 {
 				p50, p99 = results.FormatMs(r.p50), results.FormatMs(r.p99)
 			}
 			lines = append(lines, fmt.Sprintf("%s%-12s %9.0f %10s %10s %8s", liveIndent, r.tag, r.perS, p50, p99, results.FormatPct(r.errorPct())))

@@ -24,8 +24,8 @@ import (
 // latency, not a fast one), the server's row.
 func TestLiveBlockDrawsAStreamsRowAndTheServers(t *testing.T) {
 	rows := []liveRow{
-		{tag: "instant", perS: 4998.4, p50: 0.412, p99: 1.93, count: 4998, errors: 2},
-		{tag: "delayed", perS: 0, count: 0, errors: 0},
+		{tag: "instant", perS: 4998.4, p50: 0.412, p99: 1.93, counts: results.Window{Count: 4998, Errors: 2}},
+		{tag: "delayed", perS: 0},
 	}
 	server := &results.Sample{CPUPct: 143.2, RSSMB: 212.4, Threads: 41}
 	got := liveBlock(20*time.Second, 40*time.Second, rows, 1, server, 0)
@@ -64,7 +64,7 @@ func TestRowsOfAddsTheSharesSameWindow(t *testing.T) {
 		{win("a", 3, 1, 100, 1, 2.0), win("b", 3, 1, 10, 0, 9.0)},
 		{win("a", 3, 1, 120, 0, 5.0)},
 	})
-	if !ok || len(rows) != 2 || rows[0].tag != "a" || rows[0].perS != 220 || rows[0].errors != 1 || rows[0].p99 != 5 || rows[1].tag != "b" {
+	if !ok || len(rows) != 2 || rows[0].tag != "a" || rows[0].perS != 220 || rows[0].counts.Errors != 1 || rows[0].p99 != 5 || rows[1].tag != "b" {
 		t.Fatalf("rows %+v (%v): want a at 220/s with 1 error and p99 5 ms, then b", rows, ok)
 	}
 	if _, ok := rowsOf([][]load.LastWindow{{win("a", 3, 1, 100, 0, 2)}, {win("a", 4, 1, 100, 0, 2)}}); ok {
@@ -75,6 +75,29 @@ func TestRowsOfAddsTheSharesSameWindow(t *testing.T) {
 	}
 	if _, ok := rowsOf(nil); ok {
 		t.Fatal("no share, yet rows")
+	}
+}
+
+// A window's timeouts read as the findings read them: waits in the latency, failures in the
+// errors once, never answers. Two shares of 100 latencies, 10 of them timeouts, and 5 refused
+// connections: 180 answers a second, 25 of 205 attempts failed (12.2 %), and the timeouts'
+// p99 shown; not 200/s and 25 of 225.
+func TestRowsOfCountsTimeoutsAsFailuresOnce(t *testing.T) {
+	share := func(refused int64) []load.LastWindow {
+		return []load.LastWindow{{Tag: "a", K: 2, Seconds: 1, Window: results.Window{Count: 100, Errors: 10 + refused, Timeouts: 10, P50: 3, P99: 1000}}}
+	}
+	rows, ok := rowsOf([][]load.LastWindow{share(5), share(0)})
+	if !ok || len(rows) != 1 {
+		t.Fatalf("rows %+v (%v)", rows, ok)
+	}
+	if r := rows[0]; r.perS != 180 || results.FormatPct(r.errorPct()) != "12.2 %" {
+		t.Errorf("%v answers/s, %s errors; want 180 and 12.2 %%", r.perS, results.FormatPct(r.errorPct()))
+	}
+	// A window of timeouts alone: no answer, every attempt failed, and their wait is the latency.
+	rows, _ = rowsOf([][]load.LastWindow{{{Tag: "a", Seconds: 1, Window: results.Window{Count: 4, Errors: 4, Timeouts: 4, P50: 1000, P99: 1000}}}})
+	got := liveBlock(time.Second, 2*time.Second, rows, 1, nil, 0)
+	if want := "        a                    0     1.00 s     1.00 s  100.0 %"; got[2] != want {
+		t.Errorf("a window of timeouts alone:\n%q\nwant\n%q", got[2], want)
 	}
 }
 

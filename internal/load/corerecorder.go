@@ -29,6 +29,7 @@ type CoreTag struct {
 	status   [len(statusClasses)]int64 // by statusIndex
 	errs     [len(errKinds)]int64
 	winErrs  int64
+	winTOs   int64 // the window's timeouts, of winErrs
 	response *hdrhistogram.Histogram
 	service  *hdrhistogram.Histogram
 }
@@ -83,6 +84,9 @@ func (t *CoreTag) Record(a Attempt, lateAfter time.Duration) {
 	if kind != "" {
 		t.errs[errIndex(kind)]++
 		t.winErrs++
+		if kind == ErrTimeout {
+			t.winTOs++
+		}
 	} else {
 		t.done++
 	}
@@ -128,6 +132,7 @@ func (t *tagRecord) collect() {
 			}
 		}
 		t.windowErrs += c.winErrs
+		t.windowTOs += c.winTOs
 		if c.response.TotalCount() > 0 {
 			t.response.Merge(c.response)
 			t.window.Merge(c.response)
@@ -135,7 +140,7 @@ func (t *tagRecord) collect() {
 			c.response.Reset()
 			c.service.Reset()
 		}
-		c.sent, c.late, c.ownLate, c.maxLate, c.done, c.winErrs = 0, 0, 0, 0, 0, 0
+		c.sent, c.late, c.ownLate, c.maxLate, c.done, c.winErrs, c.winTOs = 0, 0, 0, 0, 0, 0, 0
 		c.status, c.errs = [len(statusClasses)]int64{}, [len(errKinds)]int64{}
 		c.core.mu.Unlock()
 	}

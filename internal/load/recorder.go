@@ -37,6 +37,7 @@ type tagRecord struct {
 	window      *hdrhistogram.Histogram
 	spare       *hdrhistogram.Histogram // the last window's, cleared: the next one's storage
 	windowErrs  int64
+	windowTOs   int64 // the window's timeouts, of windowErrs
 	windowStart time.Time
 	timeline    []results.Window
 	cores       []*CoreTag // the client cores' parts, added in at each window and read
@@ -175,15 +176,15 @@ func (r *Recorder) Rotate(now time.Time) error {
 		t.mu.Lock()
 		t.collect()
 		w := t.window
-		errs := t.windowErrs
+		errs, timeouts := t.windowErrs, t.windowTOs
 		wStart := t.windowStart
 		if t.spare == nil {
 			t.spare = results.NewHistogram()
 		}
 		t.window, t.spare = t.spare, nil
-		t.windowErrs = 0
+		t.windowErrs, t.windowTOs = 0, 0
 		t.windowStart = now
-		win := results.WindowOf(now.Sub(r.start).Seconds(), w, errs)
+		win := results.WindowOf(now.Sub(r.start).Seconds(), w, errs, timeouts)
 		t.timeline = append(t.timeline, win)
 		t.mu.Unlock()
 		if r.sink != nil {

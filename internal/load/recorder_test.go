@@ -70,6 +70,32 @@ func TestHistogramMergeIsNotAnAverageOfPercentiles(t *testing.T) {
 	}
 }
 
+// A window keeps its timeouts apart from its answers: their waits are in its latencies and
+// they are errors, so that a reader of the window (the live view, the exporters) counts each
+// attempt once and no timeout as an answer.
+func TestAWindowCountsItsTimeouts(t *testing.T) {
+	start := time.Now()
+	rec := NewRecorder(start, nil)
+	core := rec.Core().Tag("data")
+	core.Record(Attempt{Response: 2 * time.Millisecond, Out: Outcome{Status: 200}}, time.Millisecond)
+	core.Record(Attempt{Response: time.Second, Out: Outcome{ErrKind: ErrTimeout}}, time.Millisecond)
+	rec.Record("data", start, start, start.Add(time.Second), Outcome{ErrKind: ErrTimeout}, time.Millisecond)
+	rec.Record("data", start, start, start.Add(time.Millisecond), Outcome{ErrKind: ErrRefused}, time.Millisecond)
+	if err := rec.Rotate(start.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Rotate(start.Add(2 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	tl := rec.Results()[0].Timeline
+	if w := tl[0]; w.Count != 3 || w.Errors != 3 || w.Timeouts != 2 || w.Answered() != 1 || w.Ended() != 4 {
+		t.Fatalf("window %+v: want 3 latencies, 3 errors of which 2 timeouts; 1 answered of 4 ended", w)
+	}
+	if w := tl[1]; w.Timeouts != 0 || w.Errors != 0 {
+		t.Fatalf("the next window %+v: the timeouts carried over", w)
+	}
+}
+
 func TestRotateBuildsTimelineAndHlog(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()

@@ -28,21 +28,44 @@ func NewHistogram() *hdrhistogram.Histogram {
 
 // Window summarises one interval of a tag's responses, by completion time.
 type Window struct {
-	T      float64 `json:"t"`      // seconds since the run started, at the window's end
-	Count  int64   `json:"count"`  // correct answers completed in the window
-	Errors int64   `json:"errors"` // attempts that ended in the window without a correct answer
-	P50    float64 `json:"p50_ms"`
-	P90    float64 `json:"p90_ms"`
-	P99    float64 `json:"p99_ms"`
-	Max    float64 `json:"max_ms"`
+	T float64 `json:"t"` // seconds since the run started, at the window's end
+	// Count is the latencies in the window: its correct answers and its timeouts (at the time
+	// they waited), as the cell's histogram holds them. Answered is the correct ones alone.
+	Count  int64 `json:"count"`
+	Errors int64 `json:"errors"` // attempts that ended in the window without a correct answer, timeouts included
+	// Timeouts are the attempts of Errors that timed out: in Count too.
+	Timeouts int64   `json:"timeouts,omitempty"`
+	P50      float64 `json:"p50_ms"`
+	P90      float64 `json:"p90_ms"`
+	P99      float64 `json:"p99_ms"`
+	Max      float64 `json:"max_ms"`
 }
 
-// WindowOf is the window of h's values ending t seconds into the run, with errs errors: the
-// one place a timeline window's figures are read off its histogram.
-func WindowOf(t float64, h *hdrhistogram.Histogram, errs int64) Window {
+// WindowOf is the window of h's values ending t seconds into the run, with errs errors of
+// which timeouts timed out: the one place a timeline window's figures are read off its
+// histogram.
+func WindowOf(t float64, h *hdrhistogram.Histogram, errs, timeouts int64) Window {
 	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
-	return Window{T: t, Count: h.TotalCount(), Errors: errs,
+	return Window{T: t, Count: h.TotalCount(), Errors: errs, Timeouts: timeouts,
 		P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)), P99: ms(h.ValueAtQuantile(99)), Max: ms(h.Max())}
+}
+
+// Answered is the window's correct answers, what TagStats.Completed counts over a cell and a
+// tag's RPS divides: a timeout is a latency, never an answer.
+func (w Window) Answered() int64 { return w.Count - w.Timeouts }
+
+// Ended is the attempts that ended in the window, each once (a timeout is in Count and in
+// Errors): the window's TagStats.Sent, over which its errors are a share as
+// TagSummary.ErrorPct's are.
+func (w Window) Ended() int64 { return w.Answered() + w.Errors }
+
+// ErrorRatio is the share of the window's ended attempts that got no correct answer (0 to
+// 1), timeouts included as TagSummary.ErrorPct includes them; ok is false when none ended.
+func (w Window) ErrorRatio() (ratio float64, ok bool) {
+	if n := w.Ended(); n > 0 {
+		return float64(w.Errors) / float64(n), true
+	}
+	return 0, false
 }
 
 // TagStats are the counters of one tag.
