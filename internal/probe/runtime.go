@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +38,14 @@ func TreeOf(pid int) []int32 {
 // ("vert.x-eventloop-thread-0", "-1") count as one group. A process gone before it was read
 // is left out; none read at all is an error.
 func Census(pids []int32) (threads, procs map[string]int, err error) {
-	threads, procs = map[string]int{}, map[string]int{}
+	named, procs, err := threadNames(pids)
+	return countNames(named), procs, err
+}
+
+// threadNames are the kernel's names of pids' threads, by thread id, and their processes
+// counted by name.
+func threadNames(pids []int32) (threads map[int32]string, procs map[string]int, err error) {
+	threads, procs = map[int32]string{}, map[string]int{}
 	for _, pid := range pids {
 		dir := filepath.Join(procRoot, strconv.Itoa(int(pid)))
 		name, err := os.ReadFile(filepath.Join(dir, "comm"))
@@ -50,8 +58,12 @@ func Census(pids []int32) (threads, procs map[string]int, err error) {
 		}
 		procs[NormalName(string(name))]++
 		for _, tid := range tids {
+			id, err := strconv.ParseInt(tid.Name(), 10, 32)
+			if err != nil {
+				continue
+			}
 			if comm, err := os.ReadFile(filepath.Join(dir, "task", tid.Name(), "comm")); err == nil {
-				threads[NormalName(string(comm))]++
+				threads[int32(id)] = string(comm)
 			}
 		}
 	}
@@ -59,6 +71,18 @@ func Census(pids []int32) (threads, procs map[string]int, err error) {
 		return nil, nil, fmt.Errorf("none of the %d processes could be read from %s", len(pids), procRoot)
 	}
 	return threads, procs, nil
+}
+
+// countNames counts names by NormalName.
+func countNames(names map[int32]string) map[string]int {
+	if names == nil {
+		return nil
+	}
+	counts := map[string]int{}
+	for _, n := range names {
+		counts[NormalName(n)]++
+	}
+	return counts
 }
 
 // NormalName is a thread's or process's name without its digits and surrounding space:
@@ -84,16 +108,19 @@ func JVMOf(pids []int32) int32 {
 }
 
 // jcmdCommands are the diagnostic commands ReadJVM sends in one attach: the flags, VM.info
-// for the processor count the JVM started with, and the virtual-thread scheduler last (JDK
-// 24 and newer have it: on an older JDK the two before it are still answered).
-const jcmdCommands = "VM.flags -all\nVM.info\nThread.vthread_scheduler\n"
+// for the processor count the JVM started with, Thread.print for its threads' whole names
+// (the kernel keeps 15 characters: Tomcat's "http-nio-127.0.0.1-8080-exec-1" and its
+// poller are both "http-nio-127.0."), and the virtual-thread scheduler last (JDK 24 and
+// newer have it: on an older JDK those before it are still answered).
+const jcmdCommands = "VM.flags -all\nVM.info\nThread.print\nThread.vthread_scheduler\n"
 
 // jcmdTimeout bounds an attach: a JVM that does not reach a safepoint in it is not waited for.
 const jcmdTimeout = 20 * time.Second
 
 // ReadJVM asks the JVM pid for its settings with the jcmd at jcmd (the lab's JDK's, never
-// the machine's default), in one attach. What its answer lacks is in unread, by key.
-func ReadJVM(ctx context.Context, jcmd string, pid int) (jvm *results.JVM, unread map[string]string, err error) {
+// the machine's default), in one attach: the settings, what its answer lacks (in unread, by
+// key) and its platform threads' names by thread id.
+func ReadJVM(ctx context.Context, jcmd string, pid int) (jvm *results.JVM, unread map[string]string, names map[int32]string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, jcmdTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, jcmd, strconv.Itoa(pid), "-f", "/dev/stdin")
@@ -102,11 +129,11 @@ func ReadJVM(ctx context.Context, jcmd string, pid int) (jvm *results.JVM, unrea
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s %d: %w: %s", jcmd, pid, err, strings.TrimSpace(lastLine(stderr.String()+string(out))))
+		return nil, nil, nil, fmt.Errorf("%s %d: %w: %s", jcmd, pid, err, strings.TrimSpace(lastLine(stderr.String()+string(out))))
 	}
-	jvm, unread = ParseJcmd(out)
+	jvm, unread, names = ParseJcmd(out)
 	jvm.Pid = pid
-	return jvm, unread, nil
+	return jvm, unread, names, nil
 }
 
 func lastLine(s string) string {
@@ -121,16 +148,19 @@ var (
 	cpuLine = regexp.MustCompile(`^CPU: total \d+ \(initial active (\d+)\)`)
 	// Thread.vthread_scheduler: "java.util.concurrent.ForkJoinPool@75563b2d[Running, parallelism = 1, size = 1, …]"
 	schedulerLine = regexp.MustCompile(`ForkJoinPool@\w+\[.*parallelism = (\d+), size = (\d+)`)
+	// a thread of Thread.print: `"main" #3 [18392] prio=5 … nid=18392 …` (nid in hex before JDK 21's newer builds: nid=0x47d8)
+	threadLine = regexp.MustCompile(`^"(.*)" .*\bnid=(0x[0-9a-fA-F]+|\d+)\b`)
 	// the collectors' flags, by the name recorded
 	collectors = []struct{ flag, name string }{{"UseSerialGC", "Serial"}, {"UseG1GC", "G1"}, {"UseParallelGC", "Parallel"},
 		{"UseZGC", "Z"}, {"UseShenandoahGC", "Shenandoah"}, {"UseEpsilonGC", "Epsilon"}}
 )
 
-// ParseJcmd reads jcmdCommands' answer: what it lacks is in unread, by the JVM key it would
-// have filled, with why.
-func ParseJcmd(out []byte) (*results.JVM, map[string]string) {
+// ParseJcmd reads jcmdCommands' answer: the JVM's settings, what it lacks (in unread, by the
+// JVM key it would have filled, with why), and its threads' names by thread id.
+func ParseJcmd(out []byte) (*results.JVM, map[string]string, map[int32]string) {
 	jvm := &results.JVM{}
 	flags := map[string]string{}
+	names := map[int32]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -139,6 +169,10 @@ func ParseJcmd(out []byte) (*results.JVM, map[string]string) {
 			flags[m[1]] = m[2]
 		} else if m := cpuLine.FindStringSubmatch(line); m != nil {
 			jvm.Processors, _ = strconv.Atoi(m[1])
+		} else if m := threadLine.FindStringSubmatch(line); m != nil {
+			if nid, err := strconv.ParseInt(m[2], 0, 32); err == nil {
+				names[int32(nid)] = m[1]
+			}
 		} else if m := schedulerLine.FindStringSubmatch(line); m != nil {
 			jvm.VirtualThreadParallelism, _ = strconv.Atoi(m[1])
 			size, _ := strconv.Atoi(m[2])
@@ -175,33 +209,40 @@ func ParseJcmd(out []byte) (*results.JVM, map[string]string) {
 	if jvm.Carriers == nil {
 		unread["vthread_parallelism"] = "no scheduler in Thread.vthread_scheduler's answer (JDK 24 and newer have the command)"
 	}
-	return jvm, unread
+	return jvm, unread, names
 }
 
 // ErrNoJVM is a Java server's tree without a java process.
 var ErrNoJVM = errors.New("no java process in the server's tree")
 
 // ReadRuntime reads what the server whose tree is rooted at root runs with: its threads and
-// processes by name, and, when jcmd is not "" (a Java contender), its JVM's settings.
+// processes by name and, when jcmd is not "" (a Java contender), its JVM's settings. The
+// threads are listed before the JVM is attached to (the attach starts a thread of its own);
+// a JVM's threads then take their whole Java names from its thread dump.
 func ReadRuntime(ctx context.Context, root int, jcmd string) *results.Runtime {
 	rt := &results.Runtime{Unread: map[string]string{}}
 	tree := TreeOf(root)
-	var err error
-	if rt.Threads, rt.Processes, err = Census(tree); err != nil {
+	threads, procs, err := threadNames(tree)
+	if err != nil {
 		rt.Unread["threads"] = err.Error()
 	}
+	rt.Processes = procs
 	if jcmd != "" {
 		if pid := JVMOf(tree); pid == 0 {
 			rt.Unread["jvm"] = ErrNoJVM.Error()
-		} else if jvm, unread, err := ReadJVM(ctx, jcmd, int(pid)); err != nil {
+		} else if jvm, unread, names, err := ReadJVM(ctx, jcmd, int(pid)); err != nil {
 			rt.Unread["jvm"] = err.Error()
 		} else {
 			rt.JVM = jvm
-			for k, why := range unread {
-				rt.Unread[k] = why
+			maps.Copy(rt.Unread, unread)
+			for tid, name := range names {
+				if _, ok := threads[tid]; ok {
+					threads[tid] = name
+				}
 			}
 		}
 	}
+	rt.Threads = countNames(threads)
 	if len(rt.Unread) == 0 {
 		rt.Unread = nil
 	}

@@ -14,14 +14,14 @@ import (
 	"github.com/arena-lab/arena/internal/contender"
 )
 
-// A real answer of Temurin 25 (VM.info cut to its CPU line), from a JVM started with
+// A real answer of Temurin 25 (VM.info cut to its CPU line, Thread.print whole), from a JVM started with
 // -Xms64m -Xmx64m -XX:+UseSerialGC under taskset -c 1, reads back as it was started.
 func TestParseJcmdOfARealAnswer(t *testing.T) {
 	out, err := os.ReadFile("testdata/jcmd-temurin25-serial.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	jvm, unread := ParseJcmd(out)
+	jvm, unread, names := ParseJcmd(out)
 	if len(unread) != 0 {
 		t.Errorf("unread: %v", unread)
 	}
@@ -29,14 +29,21 @@ func TestParseJcmdOfARealAnswer(t *testing.T) {
 		jvm.Processors != 1 || jvm.VirtualThreadParallelism != 1 || jvm.Carriers == nil || *jvm.Carriers != 1 {
 		t.Errorf("read %+v (carriers %v); want Serial, 64/64 MiB, flag -1, 1 processor, parallelism 1, 1 carrier", jvm, jvm.Carriers)
 	}
+	// Its platform threads by their native ids, the GC's and the VM's own included.
+	if len(names) != 15 || names[18392] != "main" || names[18454] != "ForkJoinPool-1-worker-1" || names[18398] != "VM Thread" {
+		t.Errorf("%d thread names: %v", len(names), names)
+	}
+	if _, _, old := ParseJcmd([]byte(`"main" #1 prio=5 os_prio=0 cpu=10.2ms elapsed=1.1s tid=0x00007f nid=0x47d8 waiting on condition`)); old[0x47d8] != "main" {
+		t.Errorf("a JDK 21 thread line (nid in hex): %v", old)
+	}
 	// An older JDK's answer has no scheduler, and a cut one no VM.info: each figure missing
 	// says why, none is a zero taken for a reading.
 	flagsOnly := out[:strings.Index(string(out), "------")]
-	jvm, unread = ParseJcmd(flagsOnly)
+	jvm, unread, _ = ParseJcmd(flagsOnly)
 	if jvm.Collector != "Serial" || unread["processors"] == "" || unread["vthread_parallelism"] == "" || jvm.Carriers != nil {
 		t.Errorf("flags only: %+v, unread %v", jvm, unread)
 	}
-	if _, unread = ParseJcmd([]byte("16057:\njava.lang.IllegalArgumentException: Unknown diagnostic command\n")); len(unread) != 6 {
+	if _, unread, _ = ParseJcmd([]byte("16057:\njava.lang.IllegalArgumentException: Unknown diagnostic command\n")); len(unread) != 6 {
 		t.Errorf("an answer of nothing: unread %v; want all six figures", unread)
 	}
 }
@@ -143,8 +150,8 @@ func TestReadRuntimeOfARealJVM(t *testing.T) {
 	if jdk.Major >= 24 && (rt.JVM.VirtualThreadParallelism < 1 || rt.JVM.Carriers == nil) {
 		t.Errorf("JDK %d: no scheduler read: %v", jdk.Major, rt.Unread)
 	}
-	if rt.Processes["java"] != 1 || rt.Threads["ForkJoinPool--"] < 1 {
-		t.Errorf("processes %v, threads %v; want one java with a carrier", rt.Processes, rt.Threads)
+	if rt.Processes["java"] != 1 || rt.Threads["ForkJoinPool--worker-"] < 1 || rt.Threads["Attach Listener"] != 0 {
+		t.Errorf("processes %v, threads %v; want one java with a carrier by its Java name, and not the attach's own thread", rt.Processes, rt.Threads)
 	}
 	other := exec.Command("sleep", "30")
 	if err := other.Start(); err != nil {
