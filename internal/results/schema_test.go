@@ -79,7 +79,7 @@ func everyKindOfRun(t *testing.T) *results.Run {
 		Memory: &results.Memory{CapMB: 1024, By: "heap", Why: "no cgroup", MaxUsedMB: 900, OOMKills: 1},
 		Runtime: &results.Runtime{JVM: &results.JVM{Pid: 7, Collector: "Serial", InitialHeapMB: 512, MaxHeapMB: 512,
 			ActiveProcessorCountFlag: -1, Processors: 1, VirtualThreadParallelism: 1, Carriers: &carriers},
-			Threads: map[string]int{"vert.x-eventloo": 2}, Processes: map[string]int{"java": 1}, Unread: map[string]string{"threads": "gone"}},
+			Threads: map[string]int{"ForkJoinPool--worker-": 2}, Processes: map[string]int{"java": 1}, Unread: map[string]string{"threads": "gone"}},
 	}
 	stats := streamload.Stats{Clients: 1, Generated: 10, Sent: 9, Dropped: 1}
 	if err := cell.PutFigures(&streamload.Figures{Clients: 1, Connected: 1, SlowClients: 1, ReadDelayMs: 200, Rate: 0,
