@@ -35,6 +35,9 @@ type Study struct {
 	Scenario, Title, Study string
 	Setup                  scenario.Setup
 	Ours                   scenario.Setup // how ours ran, stated from the runs' records
+	// Runtime is what the study's stacks ran with, read from their processes cell by cell
+	// (collector, processors, heap, carriers, pools' threads): a setup row of ours alone.
+	Runtime string
 	Notes                  []string       // what of the study could not run here
 	Runs                   []Run          // this scenario's runs
 	Claims                 []Claim
@@ -274,6 +277,7 @@ func (f *Findings) study(sc scenario.Scenario, claimsOf func(*results.Run) []res
 		return s
 	}
 	s.Ours = oursOf(s.Runs[0].Run, rp.Stacks)
+	s.Runtime = runtimeOf(s.Runs, rp.Stacks)
 	if studyRun != nil {
 		s.Repeat = studyRun.Scenario.Repeat
 	}
