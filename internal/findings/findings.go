@@ -35,9 +35,6 @@ type Study struct {
 	Scenario, Title, Study string
 	Setup                  scenario.Setup
 	Ours                   scenario.Setup // how ours ran, stated from the runs' records
-	// Runtime is what the study's stacks ran with, read from their processes cell by cell
-	// (collector, processors, heap, carriers, pools' threads): a setup row of ours alone.
-	Runtime string
 	Notes                  []string       // what of the study could not run here
 	Runs                   []Run          // this scenario's runs
 	Claims                 []Claim
@@ -50,6 +47,9 @@ type Study struct {
 	// Limits set the server's CPU beside the lab's database's, cell by cell, where the study's
 	// levels had a database: a reader sees when the database, not the stack, was the limit.
 	Limits []Limit
+	// Runtime is what the study's stacks ran with, read from their processes cell by cell
+	// (collector, processors, heap, carriers, pools' threads): a setup row of ours alone.
+	Runtime string
 }
 
 // Limit is one contender at one level of a run with a database: both sides' mean CPU
