@@ -23,7 +23,7 @@ func runtimeOf(runs []Run, stacks []string) string {
 	for _, name := range stacks {
 		var rts []*results.Runtime
 		for _, r := range runs {
-			for _, c := range r.Run.Cells {
+			for _, c := range r.Cells {
 				if c.Contender == name && c.Runtime != nil {
 					rts = append(rts, c.Runtime)
 				}
