@@ -148,7 +148,7 @@ var (
 	cpuLine = regexp.MustCompile(`^CPU: total \d+ \(initial active (\d+)\)`)
 	// Thread.vthread_scheduler: "java.util.concurrent.ForkJoinPool@75563b2d[Running, parallelism = 1, size = 1, …]"
 	schedulerLine = regexp.MustCompile(`ForkJoinPool@\w+\[.*parallelism = (\d+), size = (\d+)`)
-	// a thread of Thread.print: `"main" #3 [18392] prio=5 … nid=18392 …` (nid in hex before JDK 21's newer builds: nid=0x47d8)
+	// a thread of Thread.print: `"main" #3 [18392] prio=5 … nid=18392 …` (nid in hex on older JDKs: nid=0x47d8)
 	threadLine = regexp.MustCompile(`^"(.*)" .*\bnid=(0x[0-9a-fA-F]+|\d+)\b`)
 	// the collectors' flags, by the name recorded
 	collectors = []struct{ flag, name string }{{"UseSerialGC", "Serial"}, {"UseG1GC", "G1"}, {"UseParallelGC", "Parallel"},
