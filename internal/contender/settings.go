@@ -15,9 +15,18 @@ type Settings struct {
 // JavaOpts are the JVM flags every Java contender gets. The heap is fixed (Xms = Xmx) so
 // that no contender measures heap growth the others skip; an OutOfMemoryError ends the
 // process, so running out of memory is an outcome the lab sees rather than a hung JVM.
+// The collector is named, the same for every JVM (JavaCollector), rather than left to
+// HotSpot's ergonomics, which pick by the CPUs and memory they see (Serial on the one core
+// a server gets, G1 on two): a run on other CPUs would otherwise compare other collectors
+// without saying so.
 func (s Settings) JavaOpts() string {
-	return fmt.Sprintf("-Xms%dm -Xmx%dm -XX:+ExitOnOutOfMemoryError", s.HeapMB, s.HeapMB)
+	return fmt.Sprintf("-Xms%dm -Xmx%dm %s -XX:+ExitOnOutOfMemoryError", s.HeapMB, s.HeapMB, JavaCollector)
 }
+
+// JavaCollector is the collector flag of every JVM: Serial, what ergonomics chose on the
+// lab's one server core anyway, so that runs recorded before it was named are alike; a
+// concurrent collector would have only that core to run its concurrent phases on.
+const JavaCollector = "-XX:+UseSerialGC"
 
 // inheritedButUnfair are variables that would silently change one runtime's settings.
 var inheritedButUnfair = []string{

@@ -49,7 +49,7 @@ func TestSettingsEnv(t *testing.T) {
 		want    map[string]string // "" means: must be absent
 	}{
 		{"java", nil, map[string]string{
-			"JAVA_HOME": "/fake/jdk-21", "JAVA_OPTS": "-Xms256m -Xmx256m -XX:+ExitOnOutOfMemoryError",
+			"JAVA_HOME": "/fake/jdk-21", "JAVA_OPTS": "-Xms256m -Xmx256m -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError",
 			"PATH": "/fake/jdk-21/bin:" + path, "NODE_OPTIONS": "", "GOMEMLIMIT": "", "NODE_ENV": "",
 		}},
 		{"node", nil, map[string]string{
@@ -126,8 +126,8 @@ func TestSettingsEnvJavaWithoutJDK(t *testing.T) {
 
 func TestJavaOpts(t *testing.T) {
 	for heap, want := range map[int]string{
-		512:  "-Xms512m -Xmx512m -XX:+ExitOnOutOfMemoryError",
-		2048: "-Xms2048m -Xmx2048m -XX:+ExitOnOutOfMemoryError",
+		512:  "-Xms512m -Xmx512m -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError",
+		2048: "-Xms2048m -Xmx2048m -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError",
 	} {
 		if got := (Settings{HeapMB: heap}).JavaOpts(); got != want {
 			t.Errorf("JavaOpts(%d) = %q, want %q", heap, got, want)

@@ -50,6 +50,9 @@ type Study struct {
 	// Limits set the server's CPU beside the lab's database's, cell by cell, where the study's
 	// levels had a database: a reader sees when the database, not the stack, was the limit.
 	Limits []Limit
+	// Runtime is what the study's stacks ran with, read from their processes cell by cell
+	// (collector, processors, heap, carriers, pools' threads): a setup row of ours alone.
+	Runtime string
 }
 
 // Limit is one contender at one level of a run with a database: both sides' mean CPU
@@ -277,6 +280,7 @@ func (f *Findings) study(sc scenario.Scenario, claimsOf func(*results.Run) []res
 		return s
 	}
 	s.Ours = oursOf(s.Runs[0].Run, rp.Stacks)
+	s.Runtime = runtimeOf(s.Runs, rp.Stacks)
 	if studyRun != nil {
 		s.Repeat = studyRun.Scenario.Repeat
 	}

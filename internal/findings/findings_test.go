@@ -81,6 +81,9 @@ func reproduction(t *testing.T) (*results.Reproduction, string) {
 	steady := downstreamRun(t, "20261123-095000-downstream", "steady", false, map[string][2]float64{
 		"spring-webflux": {4000, 4100}, "spring-webflux-fn": {4050, 4150}, "vertx": {10500, 10700}}, "spring-webflux", "spring-webflux-fn", "vertx")
 	matrix := downstreamRun(t, "20261123-100000-downstream", "seed", true, map[string][2]float64{"go-nethttp": {15000, 15200}}, "go-nethttp")
+	for i := range study.Cells {
+		study.Cells[i].Runtime = runtimeRead(study.Cells[i].Contender, study.Cells[i].Repeat)
+	}
 	for _, r := range []*results.Run{study, steady, matrix} {
 		d := filepath.Join(dir, r.ID)
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -91,6 +94,29 @@ func reproduction(t *testing.T) (*results.Reproduction, string) {
 		}
 	}
 	return rep, dir
+}
+
+// runtimeRead is what a cell of contender could have read from its processes: the JVM as
+// arena starts it, Vert.x's two event loops, Reactor's four, and a JVM that would not attach
+// in spring-webflux-fn's second repeat.
+func runtimeRead(contender string, repeat int) *results.Runtime {
+	none := 0
+	jvm := &results.JVM{Pid: 10, Collector: "Serial", InitialHeapMB: 512, MaxHeapMB: 512, ActiveProcessorCountFlag: -1,
+		Processors: 1, VirtualThreadParallelism: 1, Carriers: &none}
+	threads := map[string]int{"main": 1, "C CompilerThread": 2, "VM Thread": 1}
+	switch contender {
+	case "vertx":
+		threads["vert.x-eventloop-thread-"] = 2
+		threads["vert.x-acceptor-thread-"] = 1
+	default:
+		threads["reactor-http-epoll-"] = 4
+	}
+	rt := &results.Runtime{JVM: jvm, Threads: threads, Processes: map[string]int{"java": 1}}
+	if contender == "spring-webflux-fn" && repeat == 2 {
+		rt.JVM, rt.Unread = nil, map[string]string{"jvm": "jcmd 10: exit status 1: Unable to open socket file"}
+		rt.Threads["reactor-http-epoll-"] = 3
+	}
+	return rt
 }
 
 func claimByID(t *testing.T, f *Findings, scenario, id string) Claim {

@@ -56,7 +56,7 @@ func writeStudy(b *strings.Builder, s Study) {
 		b.WriteString("Not run in this reproduction.\n\n")
 	} else {
 		b.WriteString("| | the study | ours |\n| --- | --- | --- |\n")
-		for _, row := range [][3]string{{"machine", s.Setup.Machine, s.Ours.Machine}, {"software", s.Setup.Software, s.Ours.Software}, {"method", s.Setup.Method, s.Ours.Method}} {
+		for _, row := range [][3]string{{"machine", s.Setup.Machine, s.Ours.Machine}, {"software", s.Setup.Software, s.Ours.Software}, {"method", s.Setup.Method, s.Ours.Method}, {"runtime, read from the processes", "", s.Runtime}} {
 			fmt.Fprintf(b, "| %s | %s | %s |\n", row[0], tableCell(orDash(row[1])), tableCell(orDash(row[2])))
 		}
 		b.WriteString("\n")

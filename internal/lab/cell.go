@@ -102,6 +102,7 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 		m.crashed, m.inWarmup = true, true
 	}
 	m.silentSince, m.silent = dog.Stop()
+	cell.Runtime = l.readRuntime(ctx, c, srv)
 	took, killed := srv.in.Stop()
 	m.hurried = endHurry()
 	if srv.mem != nil {

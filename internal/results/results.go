@@ -238,6 +238,44 @@ type Cell struct {
 	// several (arena run --agents, --hosts): each one's own figures beside the merged ones.
 	// Tags and Client above are then their exact merge and the coordinator's own process.
 	Agents []AgentShare `json:"agents,omitempty"`
+	// Runtime is what the server's processes ran with, read from them at the load's end.
+	Runtime *Runtime `json:"runtime,omitempty"`
+}
+
+// Runtime is what a cell's server ran with, read from its running processes once the load
+// ended, before the stop: pools that start lazily (Tomcat's workers, Netty's event loops,
+// virtual-thread carriers) have then grown to what the load made of them, and the reading
+// (a JVM attach) costs the server's core nothing during the load. Read as-is, never
+// assumed: a figure that could not be read is absent and Unread says why.
+type Runtime struct {
+	// JVM is the JVM of the server's process tree, for a Java contender.
+	JVM *JVM `json:"jvm,omitempty"`
+	// Threads counts the threads of every process of the server's tree by name, digits
+	// taken out (the kernel's name, at most 15 characters: "vert.x-eventloop-thread-0" is
+	// "vert.x-eventloo"); Processes counts the processes the same way (a cluster's workers).
+	Threads   map[string]int `json:"threads,omitempty"`
+	Processes map[string]int `json:"processes,omitempty"`
+	// Unread says, per figure (jvm, threads, or one of the JVM's keys), why it was not read.
+	Unread map[string]string `json:"unread,omitempty"`
+}
+
+// JVM is a JVM's settings as it reported them (jcmd VM.flags -all, VM.info,
+// Thread.vthread_scheduler).
+type JVM struct {
+	Pid       int    `json:"pid"`
+	Collector string `json:"collector,omitempty"` // "Serial", "G1", "Parallel", "Z", "Shenandoah", "Epsilon"
+	// InitialHeapMB and MaxHeapMB are InitialHeapSize and MaxHeapSize, in MiB.
+	InitialHeapMB float64 `json:"initial_heap_mb,omitempty"`
+	MaxHeapMB     float64 `json:"max_heap_mb,omitempty"`
+	// ActiveProcessorCountFlag is -XX:ActiveProcessorCount (-1: not set); Processors is the
+	// count the JVM started with ("initial active" of VM.info), Runtime.availableProcessors()
+	// and every pool sized from it.
+	ActiveProcessorCountFlag int `json:"active_processor_count_flag,omitempty"`
+	Processors               int `json:"processors,omitempty"`
+	// VirtualThreadParallelism is the virtual-thread scheduler's parallelism; Carriers its
+	// carrier threads at the reading.
+	VirtualThreadParallelism int  `json:"vthread_parallelism,omitempty"`
+	Carriers                 *int `json:"vthread_carriers,omitempty"` // nil when unread; 0 is none started
 }
 
 // AgentShare is one load agent's part of a cell: where it ran, how far its clock was from

@@ -29,6 +29,7 @@ func everyKindOfRun(t *testing.T) *results.Run {
 	started := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	code := 137
 	stopped := 3.5
+	carriers := 1
 	tag := func(name string) results.Tag {
 		h := results.NewHistogram()
 		_ = h.RecordValue(int64(2 * time.Millisecond))
@@ -76,6 +77,9 @@ func everyKindOfRun(t *testing.T) *results.Run {
 		Outcome: results.Outcome{Status: results.OutcomeUnresponsive, Detail: "d", ExitCode: &code, Signal: "killed", LogTail: []string{"l"},
 			Killed: true, StoppedAnswering: &stopped},
 		Memory: &results.Memory{CapMB: 1024, By: "heap", Why: "no cgroup", MaxUsedMB: 900, OOMKills: 1},
+		Runtime: &results.Runtime{JVM: &results.JVM{Pid: 7, Collector: "Serial", InitialHeapMB: 512, MaxHeapMB: 512,
+			ActiveProcessorCountFlag: -1, Processors: 1, VirtualThreadParallelism: 1, Carriers: &carriers},
+			Threads: map[string]int{"ForkJoinPool--worker-": 2}, Processes: map[string]int{"java": 1}, Unread: map[string]string{"threads": "gone"}},
 	}
 	stats := streamload.Stats{Clients: 1, Generated: 10, Sent: 9, Dropped: 1}
 	if err := cell.PutFigures(&streamload.Figures{Clients: 1, Connected: 1, SlowClients: 1, ReadDelayMs: 200, Rate: 0,
