@@ -35,7 +35,7 @@ func TestResumeStopsAtAnUnreadableRun(t *testing.T) {
 				Steps: []results.Step{{Part: results.PartStudies, RunSpec: results.RunSpec{Scenario: "sleep", Preset: "seed", Contenders: []string{"netty"}},
 					Run: "r1", Status: results.RunInterrupted}}}
 			r := Runner{Find: func(string) (scenario.Scenario, error) { return nil, nil },
-				Manifests: []*contender.Manifest{{Name: "netty"}}, Out: io.Discard}
+				Manifests: []*contender.Manifest{{Name: "netty"}}, Out: io.Discard, Check: func(results.RunSpec) error { return nil }}
 			err := r.Run(context.Background(), rep, dir)
 			if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "step 1") {
 				t.Fatalf("resuming over an unreadable %s: %v; want an error naming it", file, err)

@@ -62,7 +62,8 @@ func SaveReproduction(rep *Reproduction, dir string) error {
 	return writeJSON(filepath.Join(dir, ReproductionFile), rep)
 }
 
-// LoadReproduction reads a reproduction's record; path is the file or its folder.
+// LoadReproduction reads a reproduction's record; path is the file or its folder. A record
+// whose ids are not of the id form (CheckIDs) is refused: a step's run id names its folder.
 func LoadReproduction(path string) (*Reproduction, error) {
 	var rep Reproduction
 	_, path, err := readJSON(path, ReproductionFile, &rep)
@@ -71,6 +72,9 @@ func LoadReproduction(path string) (*Reproduction, error) {
 	}
 	if rep.Schema != ReproductionSchema {
 		return nil, fmt.Errorf("%s: schema %q, this arena reads %q", path, rep.Schema, ReproductionSchema)
+	}
+	if err := rep.CheckIDs(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &rep, nil
 }

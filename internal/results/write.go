@@ -36,12 +36,16 @@ func writeJSON(path string, v any) error {
 }
 
 // Load reads a run's results.json; path is the file or its folder. A v1 file is read into
-// v2's shape.
+// v2's shape. A file whose ids are not of the id form is refused: an id names folders and
+// files (a resumed run's, compare's page), and one read from a file must not be a path.
 func Load(path string) (*Run, error) {
 	var run Run
 	raw, path, err := readJSON(path, JSONFile, &run)
 	if err != nil {
 		return nil, err
+	}
+	if err := run.checkIDs(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	switch run.Schema {
 	case SchemaVersion:
