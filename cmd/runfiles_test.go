@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/reproduce"
 	"github.com/arena-lab/arena/internal/results"
+	"github.com/arena-lab/arena/scenarios"
 )
 
 // filesUnder lists every file and folder under root with its size and time: what a refused
@@ -150,5 +153,33 @@ func TestGateRefusesAStepOutsideItsReproduction(t *testing.T) {
 	}
 	if after := filesUnder(t, parent); !maps.Equal(before, after) {
 		t.Errorf("judging wrote:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// TestEveryPlannedStepPassesTheResumeCheck: every step arena reproduce plans, in each form,
+// passes the checks a resumed reproduction's steps are held to: the checks refuse crafted
+// files, never arena's own.
+func TestEveryPlannedStepPassesTheResumeCheck(t *testing.T) {
+	all, err := contender.Discover(filepath.Join(labRoot, "contenders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notChat []string // chat's quick form does not plan (New: no level "r1-u20" in preset seed), checks or not
+	for _, sc := range scenarios.All() {
+		if sc.Name() != "chat" {
+			notChat = append(notChat, sc.Name())
+		}
+	}
+	for _, o := range []reproduce.Options{{}, {Repeat: 1, MatrixRepeat: 2}, {Quick: true, Only: notChat}} {
+		rep, err := reproduce.New(scenarios.All(), all, o, []string{"arena", "reproduce"}, time.Now())
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		for i := range rep.Steps {
+			rep.Steps[i].Run = fmt.Sprintf("20261123-0931%02d-%s", i%60, rep.Steps[i].Scenario)
+		}
+		if err := reproduce.CheckSteps(rep, checkStepSpec); err != nil {
+			t.Errorf("%+v: a planned reproduction of %d steps is refused: %v", o, len(rep.Steps), err)
+		}
 	}
 }
