@@ -125,8 +125,13 @@ func (o *compareOptions) run(cmd *cobra.Command, a, b string) error {
 		return fmt.Errorf("--fail-on-regression cannot fail on these runs: %s", strings.TrimPrefix(c.TooFew(), "note: "))
 	}
 	out := o.out
-	if out == "" {
-		out = filepath.Join(rb.dir, "compare-"+ra.ID+".html")
+	if out == "" { // A's id, read from its results.json, names the page in B's folder
+		if err := results.CheckID(ra.ID); err != nil {
+			return fmt.Errorf("run %s: %w", a, err)
+		}
+		if out, err = results.In(rb.dir, "compare-"+ra.ID+".html"); err != nil {
+			return err
+		}
 	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if err := compare.Write(stdout, c); err != nil {

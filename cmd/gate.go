@@ -240,7 +240,11 @@ func (f *gateFlags) judgeReproduction(rep *results.Reproduction, dir string, std
 		if st.Run == "" {
 			continue
 		}
-		runDir := filepath.Join(dir, st.Run)
+		runDir, err := results.RunDir(dir, st.Run)
+		if err != nil { // a crafted step: its summary.json is written nowhere
+			errs = append(errs, fmt.Errorf("step %s: %w", st.Scenario, err))
+			continue
+		}
 		run, err := results.Load(runDir)
 		if err != nil {
 			continue // a step begun and stopped before its first save: the reproduction says so

@@ -193,6 +193,11 @@ func (o *reproduceOptions) plan(root string, all []*contender.Manifest) (*result
 				return nil, "", err
 			}
 		}
+		// A record read from a file is held to what `arena run` holds its flags to, before
+		// anything is written or run.
+		if err := reproduce.CheckSteps(rep, checkStepSpec); err != nil {
+			return nil, "", fmt.Errorf("reproduction %s: %w", dir, err)
+		}
 		return rep, dir, nil
 	}
 	ms, err := contender.Select(all, o.contenders)
@@ -210,11 +215,17 @@ func (o *reproduceOptions) plan(root string, all []*contender.Manifest) (*result
 	return rep, filepath.Join(out, rep.ID), nil
 }
 
+// checkStepSpec is `arena run`'s check of a spec (checkSpec), for a reproduction's steps.
+func checkStepSpec(spec results.RunSpec) error {
+	_, err := checkSpec(spec)
+	return err
+}
+
 // carryOut runs the reproduction's cells into dir, each run's report and summary as it
 // ends, then writes the findings and says where everything is.
 func (o *reproduceOptions) carryOut(cmd *cobra.Command, l *lab.Lab, all []*contender.Manifest, rep *results.Reproduction, dir string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	runner := reproduce.Runner{Lab: l, Find: scenarios.Find, Manifests: all, Out: stderr, ForceResume: o.force,
+	runner := reproduce.Runner{Lab: l, Find: scenarios.Find, Manifests: all, Out: stderr, ForceResume: o.force, Check: checkStepSpec,
 		After: func(run *results.Run, runDir string) {
 			if err := report.WriteFile(run, report.ChartLibPath(l.Root), filepath.Join(runDir, "report.html")); err != nil {
 				fmt.Fprintf(stderr, "report: not written: %v\n", err)

@@ -174,8 +174,8 @@ func checkSpec(spec results.RunSpec) (scenario.Scenario, error) {
 		return nil, errors.New("--duration and --timeout must be positive")
 	case spec.Port != 0 && (spec.Port < 1024 || spec.Port > 65535):
 		return nil, fmt.Errorf("--port %d: give 1024 to 65535, or 0 for a free port per start", spec.Port)
-	case id != "" && (strings.ContainsAny(id, `/\`) || id == "." || id == ".."):
-		return nil, fmt.Errorf("--id %q: a folder's name, without slashes", id)
+	case id != "" && results.CheckID(id) != nil:
+		return nil, fmt.Errorf("--id %q: a folder's name of letters, digits, '.', '_' and '-', a letter or digit first, at most 100", id)
 	}
 	plan, err := sc.Plan(lab.Options(spec)) // a bad preset or level fails before any build
 	if err != nil {

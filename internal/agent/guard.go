@@ -54,7 +54,8 @@ func CheckSecret(s string) error {
 // "" when neither gives one.
 func ReadSecret(file string) (string, error) {
 	if file == "" {
-		return strings.TrimSpace(os.Getenv(SecretEnv)), nil
+		secret := strings.TrimSpace(os.Getenv(SecretEnv))
+		return secret, os.Unsetenv(SecretEnv) // read once: nothing this process starts inherits it
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {

@@ -35,14 +35,52 @@ var inheritedButUnfair = []string{
 	"PORT", "WORKER_THREADS", "DOWNSTREAM_URL", "BACKPRESSURE", "PPROF_ADDR", "BIND_ADDRESS", "ARENA_V8_PROFILE_DIR",
 }
 
-// Env is the environment a contender is built and started with: the machine's, less
-// anything that would tune one runtime behind the lab's back, plus the runtime's settings
-// and the contract variables in vars. flags join the runtime's options (JAVA_OPTS,
+// secretEnv is where an agent started by hand, or a coordinator of such agents, reads the
+// run's secret (agent.SecretEnv, named here because agent imports this package).
+const secretEnv = "ARENA_AGENT_SECRET"
+
+// secretWords mark a variable that holds a credential: the agents' secret, a CI's tokens
+// (GitHub's ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_TOKEN), a cloud's keys
+// (AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), a registry's password. No contender, build or
+// helper of the lab needs one (builds fetch public packages), and each runs code arena
+// does not vouch for: the contender measured and every dependency's build script.
+var secretWords = []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "PRIVATE_KEY"}
+
+// holdsSecret says whether the variable name is one a child of the lab never gets: the
+// agents' secret, or any name holding one of secretWords, in any case.
+func holdsSecret(name string) bool {
+	upper := strings.ToUpper(name)
+	if upper == secretEnv {
+		return true
+	}
+	for _, w := range secretWords {
+		if strings.Contains(upper, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Environ is this process's environment less every variable that holds a secret
+// (holdsSecret): what anything the lab starts inherits, at least.
+func Environ() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !holdsSecret(name) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// Env is the environment a contender is built and started with: the machine's, less its
+// secrets (Environ) and anything that would tune one runtime behind the lab's back, plus
+// the runtime's settings and the contract variables in vars. flags join the runtime's options (JAVA_OPTS,
 // NODE_OPTIONS): a profiler's, when a run takes profiles.
 func (s Settings) Env(m *Manifest, vars map[string]string, flags ...string) ([]string, error) {
 	var env []string
 	path := os.Getenv("PATH")
-	for _, kv := range os.Environ() {
+	for _, kv := range Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		// Every PYTHON* variable tunes CPython (its path, bytecode, buffering, asyncio's debug
 		// mode, the hash seed): a machine's own would make its Python contenders differ.

@@ -7,7 +7,6 @@ package findings
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -203,14 +202,18 @@ func Build(rep *results.Reproduction, dir string, scs Scenarios) (*Findings, err
 		if st.Run == "" {
 			continue
 		}
-		run, err := results.Load(filepath.Join(dir, st.Run))
+		runDir, err := results.RunDir(dir, st.Run)
+		if err != nil {
+			return nil, err // a step's run id read from a file that is no id: no path is read
+		}
+		run, err := results.Load(runDir)
 		if err != nil {
 			continue // begun but never saved: nothing measured
 		}
 		if err := scs.Rejudge(run); err != nil {
 			return nil, fmt.Errorf("run %s: %w", run.ID, err)
 		}
-		f.Runs = append(f.Runs, Run{Run: run, Dir: filepath.Join(dir, st.Run), Step: st})
+		f.Runs = append(f.Runs, Run{Run: run, Dir: runDir, Step: st})
 	}
 	if len(f.Runs) > 0 {
 		f.Env = f.Runs[0].Env

@@ -31,6 +31,41 @@ type Runner struct {
 	// ForceResume carries a step on although its run was measured otherwise (another heap,
 	// other CPUs, another machine or arena): the run's notes and the step record it.
 	ForceResume bool
+	// Check is `arena run`'s check of a spec from its flags: every step's spec, read from
+	// reproduction.json, passes it before anything runs (CheckSteps). Required.
+	Check func(results.RunSpec) error
+}
+
+// CheckSteps refuses a reproduction that is not arena's to carry on, before anything is
+// written or run: an id that is no id (a step's run names its folder), a step with a target
+// (a reproduction plans the lab's own contenders, never a server elsewhere), or a step left
+// to run whose spec, as it would run, check refuses (`arena run`'s check: its scenario,
+// ranges, variables, port and id).
+func CheckSteps(rep *results.Reproduction, check func(results.RunSpec) error) error {
+	if err := rep.CheckIDs(); err != nil {
+		return err
+	}
+	for i, st := range rep.Steps {
+		switch {
+		case st.Target != nil:
+			return fmt.Errorf("step %d: a target (%s): a reproduction runs the lab's own contenders, never a server it did not start", i+1, st.Target.URL)
+		case st.Status == results.RunComplete:
+			continue // nothing of it runs again
+		case check == nil:
+			return errors.New("no check for the steps' specs: nothing is run unchecked")
+		}
+		if err := check(stepSpec(rep, st)); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i+1, st.Scenario, err)
+		}
+	}
+	return nil
+}
+
+// stepSpec is the spec step st runs with: its own, with its repeats and its run's id.
+func stepSpec(rep *results.Reproduction, st results.Step) results.RunSpec {
+	spec := st.RunSpec
+	spec.Repeat, spec.ID = RepeatOf(rep, st), st.Run
+	return spec
 }
 
 // Run carries out every step of rep that is not complete, in dir, saving rep as it goes:
@@ -38,6 +73,9 @@ type Runner struct {
 // measured twice. When ctx ends rep is left interrupted; a step whose contenders all failed
 // build or verify is left failed and the next one begins.
 func (r *Runner) Run(ctx context.Context, rep *results.Reproduction, dir string) error {
+	if err := CheckSteps(rep, r.Check); err != nil {
+		return err // nothing written: the reproduction stays as it was
+	}
 	if finished(rep) {
 		return nil // nothing to carry on: its findings are only rendered again, by any arena
 	}
@@ -91,7 +129,9 @@ func (r *Runner) step(ctx context.Context, rep *results.Reproduction, i int, dir
 	}
 	var resume *results.Run
 	if st.Run == "" {
-		st.Run = newRunID(dir, st.Scenario, time.Now())
+		if st.Run, err = newRunID(dir, st.Scenario, time.Now()); err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
 	} else if resume, err = begun(dir, i, st.Run); err != nil {
 		return err
 	} else if resume != nil && resume.Status == results.RunComplete {
@@ -108,8 +148,7 @@ func (r *Runner) step(ctx context.Context, rep *results.Reproduction, i int, dir
 		how = "carrying on run " + st.Run
 	}
 	fmt.Fprintf(r.Out, "%s (%s; reproduction ETA %s)\n", head, how, round(Left(rep.Steps[i:])))
-	spec := st.RunSpec
-	spec.Repeat, spec.ID = RepeatOf(rep, *st), st.Run
+	spec := stepSpec(rep, *st)
 	run, runDir, err := r.Lab.Run(ctx, lab.RunOptions{Spec: spec, Scenario: sc, Contenders: ms,
 		RunsDir: dir, Resume: resume, ForceResume: r.ForceResume, Command: rep.Command})
 	if run != nil {
@@ -158,14 +197,22 @@ func (r *Runner) sameLab(rep *results.Reproduction, dir string) ([]string, error
 // begun is step i's run as it was saved in dir, or nil when it never saved a results.json
 // (it begins again under its id). A results.json that cannot be read (cut, or of a newer
 // schema) stops the reproduction: beginning again would overwrite what it holds.
+// Its id must be the step's: a resumed run is carried on in the folder its id names.
 func begun(dir string, i int, id string) (*results.Run, error) {
-	path := filepath.Join(dir, id, results.JSONFile)
+	runDir, err := results.RunDir(dir, id)
+	if err != nil {
+		return nil, fmt.Errorf("step %d: %w", i+1, err)
+	}
+	path := filepath.Join(runDir, results.JSONFile)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	prev, err := results.Load(path)
 	if err != nil {
 		return nil, fmt.Errorf("step %d: cannot read its run's results (%w): the resume stops rather than measure the step again over them; move %s aside to measure it again", i+1, err, path)
+	}
+	if prev.ID != id {
+		return nil, fmt.Errorf("step %d: %s holds run %s, not the step's %s: the resume stops rather than carry another run on", i+1, path, prev.ID, id)
 	}
 	return prev, nil
 }
@@ -177,12 +224,16 @@ func (r *Runner) end(rep *results.Reproduction, dir, status string) error {
 }
 
 // newRunID names a run of scenario begun at t, as `arena run` does, one second on if that
-// folder is taken.
-func newRunID(dir, scenario string, t time.Time) string {
+// folder is taken; a scenario's name that would not make an id is refused.
+func newRunID(dir, scenario string, t time.Time) (string, error) {
 	for {
 		id := t.Format("20060102-150405") + "-" + scenario
-		if _, err := os.Stat(filepath.Join(dir, id)); errors.Is(err, os.ErrNotExist) {
-			return id
+		runDir, err := results.RunDir(dir, id)
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(runDir); errors.Is(err, os.ErrNotExist) {
+			return id, nil
 		}
 		t = t.Add(time.Second)
 	}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -62,15 +63,27 @@ func SaveReproduction(rep *Reproduction, dir string) error {
 	return writeJSON(filepath.Join(dir, ReproductionFile), rep)
 }
 
-// LoadReproduction reads a reproduction's record; path is the file or its folder.
+// LoadReproduction reads a reproduction's record; path is the file or its folder. A record
+// whose ids are not of the id form (CheckIDs) is refused: a step's run id names its folder.
 func LoadReproduction(path string) (*Reproduction, error) {
-	var rep Reproduction
-	_, path, err := readJSON(path, ReproductionFile, &rep)
+	raw, path, err := readFile(path, ReproductionFile)
 	if err != nil {
 		return nil, err
 	}
+	return parseReproduction(raw, path)
+}
+
+// parseReproduction is LoadReproduction's reading of raw, the file at path.
+func parseReproduction(raw []byte, path string) (*Reproduction, error) {
+	var rep Reproduction
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if rep.Schema != ReproductionSchema {
 		return nil, fmt.Errorf("%s: schema %q, this arena reads %q", path, rep.Schema, ReproductionSchema)
+	}
+	if err := rep.CheckIDs(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &rep, nil
 }

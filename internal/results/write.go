@@ -36,12 +36,24 @@ func writeJSON(path string, v any) error {
 }
 
 // Load reads a run's results.json; path is the file or its folder. A v1 file is read into
-// v2's shape.
+// v2's shape. A file whose ids are not of the id form is refused: an id names folders and
+// files (a resumed run's, compare's page), and one read from a file must not be a path.
 func Load(path string) (*Run, error) {
-	var run Run
-	raw, path, err := readJSON(path, JSONFile, &run)
+	raw, path, err := readFile(path, JSONFile)
 	if err != nil {
 		return nil, err
+	}
+	return parseRun(raw, path)
+}
+
+// parseRun is Load's reading of raw, the file at path.
+func parseRun(raw []byte, path string) (*Run, error) {
+	var run Run
+	if err := json.Unmarshal(raw, &run); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := run.checkIDs(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	switch run.Schema {
 	case SchemaVersion:
@@ -55,20 +67,13 @@ func Load(path string) (*Run, error) {
 	return &run, nil
 }
 
-// readJSON reads path (or file in the folder path) into v; it returns the bytes and the path
-// it read.
-func readJSON(path, file string, v any) ([]byte, string, error) {
+// readFile reads path, or file in the folder path; it returns the bytes and the path it read.
+func readFile(path, file string) ([]byte, string, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, file)
 	}
 	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, path, err
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return nil, path, fmt.Errorf("%s: %w", path, err)
-	}
-	return raw, path, nil
+	return raw, path, err
 }
 
 // schemaV1 is the shape results.json had before loads kept their own figures.
