@@ -316,3 +316,55 @@ func (t Tolerance) Holds(got float64) (bool, string) {
 	}
 	return ok, fmt.Sprintf("%.3g is %s ±%.0f %% of %.3g (%s), the study's %s", got, rel, t.Frac*100, t.Want, t.Source, t.Words)
 }
+
+// CPUBusy is the share of its cores' capacity past which a server's CPU, not what the claim
+// is about (its waiting, its model), sets its pace: 90 %, arena's choice (the lab's own mark
+// for a busy client).
+const CPUBusy = 0.90
+
+// CPUHeadroomSource is where the CPU headroom condition comes from.
+const CPUHeadroomSource = "arena's choice: a wait is measured only where the CPU is not what sets the pace"
+
+// CPUHeadroom is the condition of a claim measured at level on names: each server's CPU (the
+// median over repeats, % of one core) below CPUBusy of its cores, recorded as the least
+// headroom left. busy says who was at saturation, empty when the condition is met. Sleep (c),
+// arena-1, downstream (a) and database (a), (b) rest on it: at saturation they are untested
+// here, the condition named.
+func CPUHeadroom(run *results.Run, idx Summaries, level string, names ...string) (cond results.Condition, busy string) {
+	cores := CountCPUs(run.Env.ServerCPUs)
+	cond = results.Condition{Name: fmt.Sprintf("server CPU headroom at %s, %% of its cores", level), Needs: (1 - CPUBusy) * 100, Source: CPUHeadroomSource}
+	if cores == 0 {
+		return cond, "the run recorded no server cores"
+	}
+	cond.Given = 100
+	var at []string
+	for _, name := range names {
+		cpu := idx[name][level].CPUPct.Median
+		cond.Given = min(cond.Given, 100-cpu/float64(cores))
+		if cpu >= CPUBusy*100*float64(cores) {
+			at = append(at, fmt.Sprintf("%s at %.0f %% CPU of its %d core(s)", name, cpu, cores))
+		}
+	}
+	cond.Met = len(at) == 0
+	if !cond.Met {
+		return cond, fmt.Sprintf("%s, at least %.0f %%: its CPU set the pace (at saturation)", strings.Join(at, ", "), CPUBusy*100)
+	}
+	return cond, ""
+}
+
+// AtHeadroom is CPUHeadroom applied to a claim: recorded on c, and c untested here at
+// saturation, the condition and who was busy named and the measured figures kept as
+// context; false then.
+func AtHeadroom(c results.Claim, run *results.Run, idx Summaries, level string, names ...string) (results.Claim, bool) {
+	cond, busy := CPUHeadroom(run, idx, level, names...)
+	c.Conditions = append(c.Conditions, cond)
+	if busy == "" || results.Untested(c.Verdict) {
+		return c, busy == ""
+	}
+	why := fmt.Sprintf("needs ≥ %.0f %% CPU headroom at %s (%s): %s", cond.Needs, level, cond.Source, busy)
+	if c.Why != "" {
+		why += "; measured here, as context only: " + c.Why
+	}
+	c.Verdict, c.Why = results.ClaimUntestedHere, why
+	return c, false
+}

@@ -205,35 +205,14 @@ func growing(gaps []gap) scenario.Part {
 		Why: fmt.Sprintf("the gap %s at %d connections, %s at %d (%s)", results.FormatMs(first.tomcat-first.netty), first.conns, results.FormatMs(last.tomcat-last.netty), last.conns, why)}
 }
 
-// cpuBusy is the share of its cores' capacity past which a server's CPU, not its waiting,
-// sets its pace: 90 %, arena's choice (the lab's own mark for a busy client).
-const cpuBusy = 0.90
-
-// cpuSource is where the CPU headroom condition comes from.
-const cpuSource = "arena's choice: a wait is measured only where the CPU is not what sets the pace"
-
-// cpuCondition is claim (c)'s condition at one level: the server's CPU below cpuBusy of its
-// cores for both stacks, from the summary's cpu_pct (% of one core), recorded as headroom.
+// cpuCondition is claim (c)'s condition at one level: the server's CPU below
+// scenario.CPUBusy of its cores for both stacks (scenario.CPUHeadroom).
 func cpuCondition(run *results.Run, idx scenario.Summaries, g gap) (results.Condition, string) {
-	cores := scenario.CountCPUs(run.Env.ServerCPUs)
-	cond := results.Condition{Name: fmt.Sprintf("server CPU headroom at %s, %% of its cores", g.level), Needs: (1 - cpuBusy) * 100, Source: cpuSource}
-	if cores == 0 {
-		return cond, "the run recorded no server cores"
+	cond, busy := scenario.CPUHeadroom(run, idx, g.level, g.tomcatName, g.nt)
+	if busy != "" {
+		busy = fmt.Sprintf("c=%d: %s", g.conns, busy)
 	}
-	cond.Given, cond.Met = 100, true
-	var busy []string
-	for _, name := range []string{g.tomcatName, g.nt} {
-		cpu := idx[name][g.level].CPUPct.Median
-		cond.Given = min(cond.Given, 100-cpu/float64(cores))
-		if cpu >= cpuBusy*100*float64(cores) {
-			busy = append(busy, fmt.Sprintf("%s at %.0f %% CPU of its %d core(s)", name, cpu, cores))
-		}
-	}
-	cond.Met = len(busy) == 0
-	if !cond.Met {
-		return cond, fmt.Sprintf("c=%d: %s, at least %.0f %%: its CPU, not the wait, set the pace", g.conns, strings.Join(busy, ", "), cpuBusy*100)
-	}
-	return cond, ""
+	return cond, busy
 }
 
 // claimSmallerGapAt50: (c) with a 50 ms downstream call Tomcat falls behind Netty too, by
