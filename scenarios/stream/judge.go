@@ -203,11 +203,6 @@ func disturbed(run *results.Run, name, level string) (scenario.Word, bool) {
 	return scenario.Disturbed(cs)
 }
 
-func isDisturbed(run *results.Run, name, level string) bool {
-	_, ok := disturbed(run, name, level)
-	return ok
-}
-
 func judge(run *results.Run, name string) (results.Verdict, bool) {
 	if faults := faultsOf(run, name); len(faults) > 0 {
 		return Faults.Verdict(name, SlowOn, "delivery faults, "+strings.Join(faults, "; ")), true

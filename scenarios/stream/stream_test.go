@@ -467,7 +467,7 @@ func TestOneGrowthRule(t *testing.T) {
 	for i := range mixed {
 		mixed[i].Repeat = i + 1
 	}
-	verdicts, claims := judgeRun(t, &results.Run{Contenders: []results.Contender{{Name: "netty"}}, Cells: mixed})
+	_, claims = judgeRun(t, &results.Run{Contenders: []results.Contender{{Name: "netty"}}, Cells: mixed})
 	if claims[0].Verdict != results.ClaimNotShown || !strings.Contains(claims[0].Why, "the 3 repeats disagree (grows towards the cap, grows towards the cap, a plateau): not shown") {
 		t.Errorf("repeats disagree: %+v", claims[0])
 	}
@@ -475,7 +475,7 @@ func TestOneGrowthRule(t *testing.T) {
 	for i := range mixedOn {
 		mixedOn[i].Level = SlowOn
 	}
-	if verdicts, _ = judgeRun(t, &results.Run{Contenders: []results.Contender{{Name: "netty"}}, Cells: mixedOn}); verdicts[0].Verdict != NotShown.Text {
+	if verdicts, _ := judgeRun(t, &results.Run{Contenders: []results.Contender{{Name: "netty"}}, Cells: mixedOn}); verdicts[0].Verdict != NotShown.Text {
 		t.Errorf("verdict with repeats disagreeing: %+v", verdicts[0])
 	}
 }
