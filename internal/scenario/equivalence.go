@@ -145,12 +145,13 @@ func (r Ratio) String() string {
 	return fmt.Sprintf("ratio %.3g, %.0f %% interval %.3g–%.3g (%d against %d repeats)", r.Est, math.Floor(r.Coverage*100+1e-9), r.Lo, r.Hi, r.N, r.M)
 }
 
-// Says is the tolerance as a band: "±10 % of 1" for a sameness, "2.5 ± 20 %" for a magnitude.
+// Says is the tolerance as a band a reader checks: "±10 % (0.909–1.1)" for a sameness,
+// "2.5 ± 20 % (2–3)" for a magnitude.
 func (t Tolerance) Says() string {
-	if t.Want == 1 {
-		return fmt.Sprintf("±%.0f %%", t.Frac*100)
-	}
 	lo, hi := t.Band()
+	if t.Want == 1 {
+		return fmt.Sprintf("±%.0f %% (%.3g–%.3g)", t.Frac*100, lo, hi)
+	}
 	return fmt.Sprintf("%.3g ± %.0f %% (%.3g–%.3g)", t.Want, t.Frac*100, lo, hi)
 }
 

@@ -279,7 +279,7 @@ func TestJudgeClaimG(t *testing.T) {
 		return on(name, func(l results.Level) bool { return usersOf(l) > 40 }, func(s *spec) { s.fig.rss = high })
 	}
 	checkClaim(t, "g", []claimCase{
-		{"the study's picture", studyRun(nil), "holds", []string{"constant above 40 users against the study's low workload (10 users): shown in 3 of 3", "vertx 200 MB at r1-u10 → 200 MB at r1-u50, ratio 1, 90 % interval 0.99–1.01 (3 against 3 repeats), inside ±25 % (seeds/000 line 194"}},
+		{"the study's picture", studyRun(nil), "holds", []string{"constant above 40 users against the study's low workload (10 users): shown in 3 of 3", "vertx 200 MB at r1-u10 → 200 MB at r1-u50, ratio 1, 90 % interval 0.99–1.01 (3 against 3 repeats), inside ±25 % (0.8–1.25) (seeds/000 line 194"}},
 		{"a rise under 25 % is constant", studyRun(grows("vertx", 240)), "holds", []string{"vertx 200 MB at r1-u10 → 240 MB at r1-u50, ratio 1.2, 90 % interval 1.19–1.21"}},
 		// Constancy by equivalence: an interval across the band's edge shows nothing (the old
 		// rule held 1.245× constant on its median).

@@ -354,7 +354,7 @@ func TestJudgeClaimA(t *testing.T) {
 		{"both near, a little apart", []curve{at200("spring-mvc", "sleep", 104), at200("netty", "sleep", 112)}, "holds", nil},
 		{"falls back to spring-webflux", []curve{at200("spring-mvc", "sleep", 101), at200("spring-webflux", "sleep", 102)}, "holds", []string{"spring-webflux 102 ms"}},
 		{"netty preferred to spring-webflux", []curve{at200("spring-mvc", "sleep", 101), at200("netty", "sleep", 200), at200("spring-webflux", "sleep", 101)}, "partly", []string{"netty 200 ms mean: 200 is outside ±15 % of 101"}},
-		{"near the wait but apart", []curve{at200("spring-mvc", "sleep", 101), at200("netty", "sleep", 125)}, "partly", []string{"alike: spring-mvc's mean against netty's: ratio 0.808, 90 % interval 0.806–0.81 (3 against 3 repeats), wholly outside ±10 % (arena's choice"}},
+		{"near the wait but apart", []curve{at200("spring-mvc", "sleep", 101), at200("netty", "sleep", 125)}, "partly", []string{"alike: spring-mvc's mean against netty's: ratio 0.808, 90 % interval 0.806–0.81 (3 against 3 repeats), wholly outside ±10 % (0.909–1.1) (arena's choice"}},
 		{"both just over 115 ms", []curve{at200("spring-mvc", "sleep", 118), at200("netty", "sleep", 118)}, "partly", nil},
 		{"tomcat queues at 200", []curve{at200("spring-mvc", "sleep", 200), at200("netty", "sleep", 101)}, "partly", []string{"spring-mvc 200 ms"}},
 		{"both queue alike", []curve{at200("spring-mvc", "sleep", 200), at200("netty", "sleep", 205)}, "partly", nil},
