@@ -186,3 +186,64 @@ func PartAtConditions(p Part, run *results.Run, conds ...Condition) (Part, []res
 	}
 	return Part{Verdict: c.Verdict, Why: c.Why}, c.Conditions
 }
+
+// Median is a figure's median over its repeats with its distribution-free confidence
+// interval: the k-th smallest and k-th largest repeat, k from the binomial count of repeats
+// below the median (3 repeats give no 90 % interval, [min, max] covering 75 %; 5 give
+// [min, max] at 1 − 2/32 ≈ 94 %).
+type Median struct {
+	Est, Lo, Hi float64
+	Coverage    float64
+	N           int
+	Enough      bool // an interval at IntervalLevel
+}
+
+// MedianOf is v's Median; false with no value.
+func MedianOf(v []float64) (Median, bool) {
+	m := Median{N: len(v)}
+	if len(v) == 0 {
+		return m, false
+	}
+	s := slices.Sorted(slices.Values(v))
+	m.Est = (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+	alpha := (1 - IntervalLevel) / 2
+	k, tail := 0, math.Pow(0.5, float64(len(s)))
+	cum, choose := 0.0, 1.0 // choose: C(n, j)
+	for j := 0; j < len(s)/2; j++ {
+		if j > 0 {
+			choose = choose * float64(len(s)-j+1) / float64(j)
+		}
+		cum += choose * math.Pow(0.5, float64(len(s)))
+		if cum > alpha+1e-12 {
+			break
+		}
+		k, tail = j+1, cum
+	}
+	m.Enough = k > 0
+	k = max(k, 1)
+	m.Lo, m.Hi, m.Coverage = s[k-1], s[len(s)-k], 1-2*tail
+	return m, true
+}
+
+// Near judges a figure a claim puts at a value ("about 101 ms", "stays at 10 s"), one value
+// per repeat, by an equivalence test on its median's interval against tol's Band: holds
+// inside, fails wholly outside, not shown across its edge or with repeats too few for an
+// interval at IntervalLevel; unit is how the figure reads ("ms"). Untested with no value.
+func Near(v []float64, tol Tolerance, unit string) (verdict, why string) {
+	m, ok := MedianOf(v)
+	if !ok {
+		return results.ClaimUntested, "no figure measured"
+	}
+	lo, hi := tol.Band()
+	said := fmt.Sprintf("median %.4g %s, %.0f %% interval %.4g–%.4g (%d repeats)", m.Est, unit, math.Floor(m.Coverage*100+1e-9), m.Lo, m.Hi, m.N)
+	band := fmt.Sprintf("%s (%s)", tol.Says(), tol.Source)
+	switch {
+	case !m.Enough:
+		return results.ClaimNotShown, fmt.Sprintf("%s; %d repeats give no %.0f %% interval for the median (5 do): not shown against %s", said, m.N, IntervalLevel*100, band)
+	case m.Lo >= lo && m.Hi <= hi:
+		return results.ClaimHolds, fmt.Sprintf("%s, inside %s", said, band)
+	case m.Hi < lo || m.Lo > hi:
+		return results.ClaimFails, fmt.Sprintf("%s, wholly outside %s", said, band)
+	}
+	return results.ClaimNotShown, fmt.Sprintf("%s, across the edge of %s: not shown", said, band)
+}

@@ -341,3 +341,36 @@ func TestCombineHoldsWhereTestedParts(t *testing.T) {
 		}
 	}
 }
+
+// A figure put at a value is judged on its median's interval: the k-th repeat from each end,
+// k from the binomial: 5 repeats [min, max] at 1 − 2/32; 8 repeats the 2nd from each end at
+// 1 − 2·9/256 (P(at most 1 of 8 below the median) = 9/256 ≤ 5 %, at most 2: 37/256 is not);
+// 3 repeats give no 90 % interval.
+func TestNearOnTheMediansInterval(t *testing.T) {
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	if m, _ := MedianOf([]float64{5, 1, 4, 2, 3}); !m.Enough || m.Est != 3 || m.Lo != 1 || m.Hi != 5 || !near(m.Coverage, 1-2.0/32) {
+		t.Errorf("5 repeats: %+v", m)
+	}
+	if m, _ := MedianOf([]float64{1, 2, 3, 4, 5, 6, 7, 8}); !m.Enough || m.Est != 4.5 || m.Lo != 2 || m.Hi != 7 || !near(m.Coverage, 1-18.0/256) {
+		t.Errorf("8 repeats: %+v", m)
+	}
+	if m, _ := MedianOf([]float64{1, 2, 3}); m.Enough || !near(m.Coverage, 0.75) {
+		t.Errorf("3 repeats: %+v", m)
+	}
+	wait := Tolerance{Want: 101, Frac: 0.15, Source: "arena's choice"}
+	for _, c := range []struct {
+		v      []float64
+		want   string
+		whyHas string
+	}{
+		{[]float64{100, 101, 102, 103, 101}, results.ClaimHolds, "median 101 ms, 93 % interval 100–103 (5 repeats), inside 101 ± 15 % (85.8–116)"},
+		{[]float64{200, 201, 202, 203, 201}, results.ClaimFails, "wholly outside"},
+		{[]float64{100, 101, 102, 103, 130}, results.ClaimNotShown, "across the edge"},
+		{[]float64{101, 101, 101}, results.ClaimNotShown, "3 repeats give no 90 % interval for the median (5 do)"},
+		{nil, results.ClaimUntested, "no figure"},
+	} {
+		if v, why := Near(c.v, wait, "ms"); v != c.want || !strings.Contains(why, c.whyHas) {
+			t.Errorf("%v: %s (%s), want %s with %q", c.v, v, why, c.want, c.whyHas)
+		}
+	}
+}
