@@ -101,6 +101,13 @@ func Combine(c results.Claim, parts ...Part) results.Claim {
 		why = append(why, p.Why)
 	}
 	c.Verdict = verdictOf(held, failed, partly, notShown, untested, untestedWord)
+	if len(parts) > 0 && !slices.ContainsFunc(parts, func(p Part) bool { return p.Verdict != c.Verdict }) {
+		// every part reads the claim's own word: the claim says it once
+		why = why[:0]
+		for _, p := range parts {
+			why = append(why, p.Why)
+		}
+	}
 	c.Why = strings.Join(why, "; ")
 	return c
 }
