@@ -35,7 +35,7 @@ func cell(t *testing.T, contender, level, tag string, repeat int, rps, ms float6
 	return results.Cell{Contender: contender, Level: level, Repeat: repeat, Outcome: results.Outcome{Status: results.OutcomeOK},
 		Tags: []results.Tag{{TagStats: results.TagStats{Tag: tag, Sent: 1000, Completed: 1000, Status: map[string]int64{"2xx": 1000}},
 			RPS: rps, Response: results.LatencyOf(h), Service: results.LatencyOf(h), ResponseHist: enc, ServiceHist: enc}},
-		Server: results.Resources{Summary: results.Usage{CPUPctMean: 99, RSSMBMax: 300, Samples: 10}}}
+		Server: results.Resources{Summary: results.Usage{CPUPctMean: 60, RSSMBMax: 300, Samples: 10}}}
 }
 
 // downstreamRun is a run of the downstream scenario: per contender, its requests/s at self
@@ -153,13 +153,15 @@ func TestBuild(t *testing.T) {
 	}
 
 	a := claimByID(t, f, "downstream", "a")
-	if a.Verdict != results.ClaimHolds || !strings.Contains(a.Why, "vertx 6650, spring-webflux 2625 requests/s: 2.53×") {
+	// Two repeats a side give no 90 % interval for the 2.5× (scenarios/downstream): the size
+	// is not shown, the order holds.
+	if a.Verdict != results.ClaimHoldsWhereTested || !strings.Contains(a.Why, "vertx 6650, spring-webflux 2625 requests/s: ratio 2.53") {
 		t.Errorf("claim a: %s: %s", a.Verdict, a.Why)
 	}
 	if !strings.Contains(a.RestsOn, "the study's form (preset seed) on the study's stacks: run 20261123-094000-downstream") {
 		t.Errorf("claim a rests on %q", a.RestsOn)
 	}
-	if a.Steady == nil || !strings.HasPrefix(a.Steady.Why, "in the steady state: vertx 10600, spring-webflux 4050 requests/s") || !strings.Contains(a.Steady.Why, "vertx settled after 30 s") {
+	if a.Steady == nil || !strings.HasPrefix(a.Steady.Why, "in the steady state: not shown: vertx 10600, spring-webflux 4050 requests/s") || !strings.Contains(a.Steady.Why, "vertx settled after 30 s") {
 		t.Errorf("claim a in the steady state: %+v", a.Steady)
 	}
 	if a.Every == nil || a.Every.Verdict != a.Verdict {
@@ -332,11 +334,13 @@ func TestVerdictByCoreCount(t *testing.T) {
 	if len(a.ByCores) != 2 || a.ByCores[0].Cores != 1 || a.ByCores[1].Cores != 4 || a.ByCores[1].Run != four.ID {
 		t.Fatalf("by cores: %+v", a.ByCores)
 	}
-	if a.ByCores[0].Verdict != results.ClaimHolds || a.ByCores[1].Verdict == results.ClaimHolds {
+	// Two repeats a side give no 90 % interval for the size (scenarios/downstream): on 1 core
+	// the order holds beside it, on 4 the 1.1× is not separated.
+	if a.ByCores[0].Verdict != results.ClaimHoldsWhereTested || a.ByCores[1].Verdict != results.ClaimNotShown {
 		t.Errorf("vertx 2.5× WebFlux on 1 core and 1.1× on 4: %+v", a.ByCores)
 	}
 	changes := strings.Join(a.CoreChanges(), "; ")
-	if !strings.HasPrefix(changes, "changes from holds at 1 server core to ") || !strings.HasSuffix(changes, " at 4 server cores") {
+	if !strings.HasPrefix(changes, "changes from holds where tested at 1 server core to ") || !strings.HasSuffix(changes, " at 4 server cores") {
 		t.Errorf("changes: %q", changes)
 	}
 	var buf bytes.Buffer
@@ -346,10 +350,10 @@ func TestVerdictByCoreCount(t *testing.T) {
 	if !strings.Contains(buf.String(), "| server cores | verdict | why | run |") || !strings.Contains(buf.String(), "By core count: "+changes) {
 		t.Errorf("the markdown lacks the verdict by core count")
 	}
-	if b := claimByID(t, f, "downstream", "b"); len(b.ByCores) != 2 || !strings.HasPrefix(strings.Join(b.CoreChanges(), ""), "the same, holds, at every core count run") {
+	if b := claimByID(t, f, "downstream", "b"); len(b.ByCores) != 2 || !strings.HasPrefix(strings.Join(b.CoreChanges(), ""), "the same, not shown, at every core count run") {
 		t.Errorf("claim b by cores: %+v, %v", b.ByCores, b.CoreChanges())
 	}
-	if one := claimByID(t, f, "downstream", "a"); one.Verdict != results.ClaimHolds {
+	if one := claimByID(t, f, "downstream", "a"); one.Verdict != results.ClaimHoldsWhereTested {
 		t.Errorf("the claim's own verdict is the first study run's: %s", one.Verdict)
 	}
 }

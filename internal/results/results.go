@@ -583,16 +583,20 @@ type Condition struct {
 }
 
 // A claim's verdicts: a claim with no evidence is untested, never held; one whose
-// conditions this run did not give is untested here, never failed.
+// conditions this run did not give is untested here, never failed; one whose repeats cannot
+// decide it (an order they do not separate, an interval that straddles a tolerance's edge)
+// is not shown, neither held nor failed.
 const (
 	ClaimHolds        = "holds"
 	ClaimPartly       = "partly"
 	ClaimFails        = "fails"
 	ClaimUntested     = "untested"
 	ClaimUntestedHere = "untested here"
-	// ClaimHoldsWhereTested: every part the run tested holds and the rest were not run (or
-	// not at their conditions): no mark against the claim, and not yet all of it.
+	// ClaimHoldsWhereTested: every part the run decided holds and the rest were not run, not
+	// at their conditions, or not shown: no mark against the claim, and not yet all of it.
 	ClaimHoldsWhereTested = "holds where tested"
+	// ClaimNotShown: measured, but the repeats cannot decide: a tie is no evidence either way.
+	ClaimNotShown = "not shown"
 )
 
 // Untested says whether a claim verdict is one of the words for no evidence.
@@ -618,6 +622,8 @@ func ToneOf(word string) Tone {
 		return Bad
 	case ClaimPartly, RunRunning:
 		return Mixed
+	case ClaimNotShown: // no evidence either way: neither good nor bad
+		return Neutral
 	}
 	if strings.HasPrefix(word, VerifyFailed) {
 		return Bad

@@ -447,3 +447,15 @@ func TestFormatFigure(t *testing.T) {
 		}
 	}
 }
+
+// Not shown is no evidence either way: it reads neutral, as untested does, never good or bad.
+func TestNotShownReadsNeutral(t *testing.T) {
+	for _, w := range []string{ClaimNotShown, ClaimUntested, ClaimUntestedHere, ClaimHoldsWhereTested} {
+		if tone := ToneOf(w); tone != Neutral {
+			t.Errorf("%q reads %s, want neutral", w, tone)
+		}
+	}
+	if ClaimNotShown != "not shown" || Untested(ClaimNotShown) {
+		t.Errorf("not shown is measured, not untested: %q", ClaimNotShown)
+	}
+}

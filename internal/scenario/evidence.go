@@ -121,7 +121,8 @@ const MinRepeats = 3
 // both sides, by the Mann-Whitney U test `arena compare` uses: ordered when P is below
 // compare.DefaultAlpha or at the least P the repeats allow (every repeat of one beyond every
 // repeat of the other); else by the medians, ordered only when they are more than
-// SingleRunNoise apart. why says which rule ordered them and on what figures.
+// SingleRunNoise apart. why says which rule ordered them, and on what, in words a reader
+// checks ("complete separation, 3 against 3: 1 in 20 by chance").
 func Compare(a, b []float64) (order Order, why string) {
 	if len(a) == 0 || len(b) == 0 {
 		return Tie, "nothing to compare"
@@ -134,10 +135,14 @@ func Compare(a, b []float64) (order Order, why string) {
 	if len(a) >= MinRepeats && len(b) >= MinRepeats {
 		t := compare.MannWhitney(a, b)
 		least := compare.LeastP(len(a), len(b))
-		if ma != mb && (t.P < compare.DefaultAlpha || t.P <= least*1.0001) {
-			return dir, fmt.Sprintf("%.4g vs %.4g, U test P = %.3f over %d and %d repeats", ma, mb, t.P, len(a), len(b))
+		separate := t.U == 0 || t.U == float64(len(a)*len(b))
+		switch {
+		case ma != mb && separate && t.P <= least*1.0001:
+			return dir, fmt.Sprintf("%.4g vs %.4g, complete separation, %d against %d: 1 in %.0f by chance", ma, mb, len(a), len(b), 2/least)
+		case ma != mb && t.P < compare.DefaultAlpha:
+			return dir, fmt.Sprintf("%.4g vs %.4g, U test P = %.3f over %d against %d repeats (below %.2f)", ma, mb, t.P, len(a), len(b), compare.DefaultAlpha)
 		}
-		return Tie, fmt.Sprintf("%.4g vs %.4g, a tie: U test P = %.3f over %d and %d repeats", ma, mb, t.P, len(a), len(b))
+		return Tie, fmt.Sprintf("%.4g vs %.4g, not separated: the repeats overlap (U test P = %.2f over %d against %d)", ma, mb, t.P, len(a), len(b))
 	}
 	lo := min(ma, mb)
 	if lo > 0 && (max(ma, mb)-lo)/lo > SingleRunNoise {
@@ -146,7 +151,31 @@ func Compare(a, b []float64) (order Order, why string) {
 	if lo == 0 && ma != mb {
 		return dir, fmt.Sprintf("%.4g vs %.4g", ma, mb)
 	}
-	return Tie, fmt.Sprintf("%.4g vs %.4g, a tie: within %.0f %% (%d and %d repeats)", ma, mb, SingleRunNoise*100, len(a), len(b))
+	return Tie, fmt.Sprintf("%.4g vs %.4g, not separated: within %.0f %% (%d and %d repeats)", ma, mb, SingleRunNoise*100, len(a), len(b))
+}
+
+// OrderVerdict is the one mapping of an order to a claim's verdict: the order the claim
+// wants is shown (holds), the other order is shown otherwise (fails), a tie is not shown:
+// repeats that do not separate two figures are no evidence that either is ahead, nor that
+// neither is.
+func OrderVerdict(got, want Order) string {
+	switch got {
+	case Tie:
+		return results.ClaimNotShown
+	case want:
+		return results.ClaimHolds
+	}
+	return results.ClaimFails
+}
+
+// OrderPart is a Part of an order claim: a against b (each a figure's value per repeat) by
+// Compare, judged by OrderVerdict; what names the claim's order, e.g. "vertx above webflux".
+func OrderPart(a, b []float64, want Order, what string) Part {
+	got, why := Compare(a, b)
+	if got != Tie && got != want {
+		why += "; the other way"
+	}
+	return Part{Verdict: OrderVerdict(got, want), Why: what + ": " + why}
 }
 
 // FalseOrder is the most often Compare orders, in one given direction, two sets of n and m
@@ -203,20 +232,27 @@ func OrdersByChance(passed, of int, chance float64) float64 {
 	return min(tail, 1)
 }
 
-// CountOrders is Count for a part whose places each hold by an order Compare found, each
-// found by chance alone at most chance: where the orders found at some but not all places
-// are no more than chance makes likely, the part fails (no order beyond the noise), and the
-// note says so; otherwise Count's verdict and no note.
-func CountOrders(passed, of int, chance float64) (verdict, note string) {
-	verdict = Count(passed, of)
-	if passed == 0 || passed >= of || chance <= 0 {
-		return verdict, ""
+// CountOrders is the verdict of a part that holds at places where Compare found the order
+// the claim wants: held places ordered the claim's way, reversed the other way, and the rest
+// of of ties (not shown), each order found by chance alone at most chance (FalseOrder). Orders
+// found no more often than chance makes likely (OrdersByChance above compare.DefaultAlpha)
+// count as not shown, the claim's way or the other, and the note says so; the verdict is then
+// Tally's over what is left.
+func CountOrders(held, reversed, of int, chance float64) (verdict, note string) {
+	var notes []string
+	if chance > 0 {
+		for _, n := range []*int{&held, &reversed} {
+			if *n == 0 {
+				continue
+			}
+			if p := OrdersByChance(*n, of, chance); p > compare.DefaultAlpha {
+				notes = append(notes, fmt.Sprintf("%d of %d ordered %s is no more than chance gives (%.0f %% of the time, each level's order found falsely at most %.1f %%): not shown",
+					*n, of, map[bool]string{true: "the claim's way", false: "the other way"}[n == &held], p*100, chance*100))
+				*n = 0
+			}
+		}
 	}
-	if p := OrdersByChance(passed, of, chance); p > compare.DefaultAlpha {
-		return results.ClaimFails, fmt.Sprintf("%d of %d is no more than chance gives (%.0f %% of the time, each level's order found falsely at most %.0f %%): no order beyond the noise",
-			passed, of, p*100, chance*100)
-	}
-	return verdict, ""
+	return Tally(held, reversed, of-held-reversed, 0), strings.Join(notes, "; ")
 }
 
 // Samples are one figure of a contender at a level, one value per repeat that ended ok and
@@ -261,41 +297,74 @@ func Samples(run *results.Run, contender, level, tag, figure string) []float64 {
 	return out
 }
 
-// Tolerance is a magnitude a claim states, with how far from it still holds, taken from
-// the study's own words (e.g. "about 2.5×" within ±25 %: the study rounds to half units).
+// Tolerance is a magnitude a claim states, with how far from it still holds (Band), the
+// study's words for it and where the band's width comes from: a seed line where the study
+// gives one, else "arena's choice" and why, said so on the page.
 type Tolerance struct {
 	Want, Frac float64
-	Words      string // the study's words and where, e.g. `"about 2.5 times" (seeds/002 line 290)`
+	Words      string // the study's words and where, e.g. `2.54× (seeds/002 lines 228, 102)`
+	Source     string // where ±Frac comes from, e.g. "arena's choice: repeats of one cell land ~10 % apart"
 }
 
-// Alike judges two figures a claim calls the same ("about the same", "alike", "match"), each
-// a figure's value per repeat, against tol, the faster over the slower (Want 1): they hold
-// alike where their medians are within tol, and also where the repeats do not order them
-// (Compare: a tie), since a difference inside the noise is no evidence that they differ. It
-// fails only where they are apart beyond tol and ordered beyond the noise, and is untested
-// where either has no figure (every repeat failed, client-bound or unmeasured).
-func Alike(a, b []float64, tol Tolerance) (verdict, why string) {
-	ma, mb := compare.Median(a), compare.Median(b)
-	if len(a) == 0 || len(b) == 0 || min(ma, mb) <= 0 {
-		return results.ClaimUntested, fmt.Sprintf("no figure to compare (%d and %d repeats measured)", len(a), len(b))
-	}
-	ok, why := tol.Holds(max(ma, mb) / min(ma, mb))
-	if ok {
-		return results.ClaimHolds, why
-	}
-	order, how := Compare(a, b)
-	if order == Tie {
-		return results.ClaimHolds, why + "; yet the repeats do not order them (" + how + "): inside the noise"
-	}
-	return results.ClaimFails, why + "; ordered beyond the noise (" + how + ")"
-}
-
-// Holds says whether got is within the tolerance, and a sentence saying so.
+// Holds says whether got is within the tolerance, and a sentence saying so: for a single
+// figure against the study's (one measurement, no interval).
 func (t Tolerance) Holds(got float64) (bool, string) {
 	ok := Within(got, t.Want, t.Frac)
 	rel := "within"
 	if !ok {
 		rel = "outside"
 	}
-	return ok, fmt.Sprintf("%.3g is %s ±%.0f %% of %.3g, the study's %s", got, rel, t.Frac*100, t.Want, t.Words)
+	return ok, fmt.Sprintf("%.3g is %s ±%.0f %% of %.3g (%s), the study's %s", got, rel, t.Frac*100, t.Want, t.Source, t.Words)
+}
+
+// CPUBusy is the share of its cores' capacity past which a server's CPU, not what the claim
+// is about (its waiting, its model), sets its pace: 90 %, arena's choice (the lab's own mark
+// for a busy client).
+const CPUBusy = 0.90
+
+// CPUHeadroomSource is where the CPU headroom condition comes from.
+const CPUHeadroomSource = "arena's choice: a wait is measured only where the CPU is not what sets the pace"
+
+// CPUHeadroom is the condition of a claim measured at level on names: each server's CPU (the
+// median over repeats, % of one core) below CPUBusy of its cores, recorded as the least
+// headroom left. busy says who was at saturation, empty when the condition is met. Sleep (c),
+// arena-1, downstream (a) and database (a), (b) rest on it: at saturation they are untested
+// here, the condition named.
+func CPUHeadroom(run *results.Run, idx Summaries, level string, names ...string) (cond results.Condition, busy string) {
+	cores := CountCPUs(run.Env.ServerCPUs)
+	cond = results.Condition{Name: fmt.Sprintf("server CPU headroom at %s, %% of its cores", level), Needs: (1 - CPUBusy) * 100, Source: CPUHeadroomSource}
+	if cores == 0 {
+		return cond, "the run recorded no server cores"
+	}
+	cond.Given = 100
+	var at []string
+	for _, name := range names {
+		cpu := idx[name][level].CPUPct.Median
+		cond.Given = min(cond.Given, 100-cpu/float64(cores))
+		if cpu >= CPUBusy*100*float64(cores) {
+			at = append(at, fmt.Sprintf("%s at %.0f %% CPU of its %d core(s)", name, cpu, cores))
+		}
+	}
+	cond.Met = len(at) == 0
+	if !cond.Met {
+		return cond, fmt.Sprintf("%s, at least %.0f %%: its CPU set the pace (at saturation)", strings.Join(at, ", "), CPUBusy*100)
+	}
+	return cond, ""
+}
+
+// AtHeadroom is CPUHeadroom applied to a claim: recorded on c, and c untested here at
+// saturation, the condition and who was busy named and the measured figures kept as
+// context; false then.
+func AtHeadroom(c results.Claim, run *results.Run, idx Summaries, level string, names ...string) (results.Claim, bool) {
+	cond, busy := CPUHeadroom(run, idx, level, names...)
+	c.Conditions = append(c.Conditions, cond)
+	if busy == "" || results.Untested(c.Verdict) {
+		return c, busy == ""
+	}
+	why := fmt.Sprintf("needs ≥ %.0f %% CPU headroom at %s (%s): %s", cond.Needs, level, cond.Source, busy)
+	if c.Why != "" {
+		why += "; measured here, as context only: " + c.Why
+	}
+	c.Verdict, c.Why = results.ClaimUntestedHere, why
+	return c, false
 }

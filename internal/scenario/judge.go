@@ -61,53 +61,85 @@ func Within(got, want, frac float64) bool {
 // words) and why.
 type Part struct{ Verdict, Why string }
 
-// Combine gives a claim of several parts its verdict, the one rule every claim is judged by:
-// holds when every part was tested and holds; holds where tested when every tested part
-// holds and the rest are untested (a part not run is no mark against the claim, nor
-// evidence for it); fails when every tested part fails; untested (or untested here, when a
-// part's conditions were not given) when none was tested; partly otherwise.
+// Combine gives a claim of several parts its verdict, the one rule every claim is judged by.
+// Each part is shown (holds, or partly over its places), shown otherwise (fails), not shown
+// (measured, but the repeats cannot decide), or untested (not run, or not at its conditions).
+// A part not shown or untested is neither evidence for the claim nor against it:
+//   - holds when every part holds;
+//   - holds where tested when every decided part holds and the rest are not shown or untested;
+//   - fails when every decided part fails (the rest not shown or untested);
+//   - partly when decided parts disagree, or one holds partly;
+//   - not shown when no part was decided and at least one was measured;
+//   - untested (untested here, when a part's conditions were not given) when none was measured.
 func Combine(c results.Claim, parts ...Part) results.Claim {
-	var tested, held, failed int
-	untested := results.ClaimUntested
+	var held, failed, partly, notShown, untested int
+	untestedWord := results.ClaimUntested
 	var why []string
 	for _, p := range parts {
 		switch p.Verdict {
 		case results.ClaimUntested, results.ClaimUntestedHere:
 			if p.Verdict == results.ClaimUntestedHere {
-				untested = results.ClaimUntestedHere
+				untestedWord = results.ClaimUntestedHere
 			}
+			untested++
+			why = append(why, p.Verdict+": "+p.Why)
+			continue
+		case results.ClaimNotShown:
+			notShown++
 			why = append(why, p.Verdict+": "+p.Why)
 			continue
 		case results.ClaimHolds:
 			held++
+		case results.ClaimHoldsWhereTested: // held, and not all of it: the rest undecided
+			held++
+			notShown++
 		case results.ClaimFails:
 			failed++
+		default:
+			partly++
 		}
-		tested++
 		why = append(why, p.Why)
 	}
-	c.Verdict = verdictOf(tested, held, failed, len(parts), untested)
+	c.Verdict = verdictOf(held, failed, partly, notShown, untested, untestedWord)
+	if len(parts) > 0 && !slices.ContainsFunc(parts, func(p Part) bool { return p.Verdict != c.Verdict }) {
+		// every part reads the claim's own word: the claim says it once
+		why = why[:0]
+		for _, p := range parts {
+			why = append(why, p.Why)
+		}
+	}
 	c.Why = strings.Join(why, "; ")
 	return c
 }
 
-func verdictOf(tested, held, failed, parts int, untested string) string {
+// verdictOf is Combine's rule over counts of parts: held, failed, partly (any other decided
+// word), not shown and untested.
+func verdictOf(held, failed, partly, notShown, untested int, untestedWord string) string {
+	decided := held + failed + partly
 	switch {
-	case tested == 0:
-		return untested
-	case held == parts:
+	case decided == 0 && notShown == 0:
+		return untestedWord
+	case decided == 0:
+		return results.ClaimNotShown
+	case held == decided && notShown == 0 && untested == 0:
 		return results.ClaimHolds
-	case held == tested:
+	case held == decided:
 		return results.ClaimHoldsWhereTested
-	case failed == tested:
+	case failed == decided:
 		return results.ClaimFails
 	}
 	return results.ClaimPartly
 }
 
-// Count is the verdict of a part that holds where a test passes, over the places it was
-// tested: holds at all, fails at none, partly between, untested with none. It is Combine's
-// rule over places that were all tested.
+// Count is the verdict of a part that holds where a test passes, over places that were all
+// decided: holds at all, fails at none, partly between, untested with none. It is Combine's
+// rule over such places.
 func Count(passed, of int) string {
-	return verdictOf(of, passed, of-passed, of, results.ClaimUntested)
+	return Tally(passed, of-passed, 0, 0)
+}
+
+// Tally is Combine's rule over a part's places: held shown the claim's way, failed shown the
+// other way, notShown measured but undecided, untested not measured.
+func Tally(held, failed, notShown, untested int) string {
+	return verdictOf(held, failed, 0, notShown, untested, results.ClaimUntested)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/compare"
 	"github.com/arena-lab/arena/internal/results"
 )
 
@@ -85,6 +86,13 @@ func TestOneRuleForEveryClaim(t *testing.T) {
 		{[]string{results.ClaimPartly}, results.ClaimPartly},
 		{[]string{results.ClaimUntested, results.ClaimUntestedHere}, results.ClaimUntestedHere},
 		{nil, results.ClaimUntested},
+		// not shown is neither evidence for nor against
+		{[]string{results.ClaimNotShown, results.ClaimNotShown}, results.ClaimNotShown},
+		{[]string{results.ClaimNotShown, results.ClaimUntested}, results.ClaimNotShown},
+		{[]string{results.ClaimHolds, results.ClaimNotShown}, results.ClaimHoldsWhereTested},
+		{[]string{results.ClaimHolds, results.ClaimNotShown, results.ClaimUntestedHere}, results.ClaimHoldsWhereTested},
+		{[]string{results.ClaimFails, results.ClaimNotShown}, results.ClaimFails},
+		{[]string{results.ClaimHolds, results.ClaimFails, results.ClaimNotShown}, results.ClaimPartly},
 	}
 	for _, c := range cases {
 		var parts []Part
@@ -113,33 +121,107 @@ func TestCompareOrdersOnlyBeyondTheNoise(t *testing.T) {
 			t.Errorf("%v vs %v: %v (%s), want %v", c.a, c.b, got, why, c.want)
 		}
 	}
+	// The words a reader checks, never a P value as "beyond the noise".
+	for _, c := range []struct {
+		a, b []float64
+		want string
+	}{
+		{[]float64{100, 101, 102}, []float64{110, 111, 112}, "101 vs 111, complete separation, 3 against 3: 1 in 20 by chance"},
+		{[]float64{100, 112, 102}, []float64{110, 101, 111}, "102 vs 110, not separated: the repeats overlap (U test P = 1.00 over 3 against 3)"},
+		{[]float64{1, 2, 3, 4, 5, 7}, []float64{6, 8, 9, 10, 11, 12}, "U test P = 0.004 over 6 against 6 repeats (below 0.05)"},
+	} {
+		if _, why := Compare(c.a, c.b); !strings.Contains(why, c.want) || strings.Contains(why, "beyond the noise") {
+			t.Errorf("%v vs %v: %q, want %q", c.a, c.b, why, c.want)
+		}
+	}
 }
 
-// Two figures a claim calls the same fail only apart beyond the tolerance and beyond the
-// noise, and with no figure are untested, never failed: the twin reproduction's WebFlux annotated against functional (medians 1.17× apart,
-// repeats overlapping) is alike; two reproductions of one code must not read otherwise on
-// where the repeats happened to fall.
-func TestAlikeFailsOnlyBeyondToleranceAndNoise(t *testing.T) {
-	tol := Tolerance{Want: 1, Frac: 0.10, Words: "about the same"}
-	cases := []struct {
-		name    string
-		a, b    []float64
-		want    string
-		whyHave string
+// The evidence rule over synthetic repeats, for an order claim ("a above b") and a sameness
+// claim ("a and b alike", ±10 %) each: a tie, an order, a reversal, an equivalence inside and
+// outside the tolerance, and an interval across its edge. Only what the repeats separate is
+// shown either way; a tie is never fails and never holds.
+func TestOneSymmetricRule(t *testing.T) {
+	same := Tolerance{Want: 1, Frac: 0.10, Words: "about the same", Source: "arena's choice"}
+	tie := [2][]float64{{100, 112, 102}, {110, 101, 111}}
+	order := [2][]float64{{120, 121, 122}, {100, 101, 102}}
+	reversal := [2][]float64{order[1], order[0]}
+	inside := [2][]float64{{102, 100, 98}, {100, 100, 100}}
+	outside := [2][]float64{{200, 210, 220}, {100, 100, 100}}
+	across := [2][]float64{{1, 2, 4}, {1, 2, 4}}
+	for _, c := range []struct {
+		name         string
+		ab           [2][]float64
+		order, alike string
+		alikeWhyHas  string
 	}{
-		{"within the tolerance", []float64{3200, 3121, 2746}, []float64{3194, 3107, 3142}, "holds", "1.01 is within ±10 %"},
-		{"apart, inside the noise", []float64{3935, 4290, 3759}, []float64{3374, 3280, 3924}, "holds", "1.17 is outside ±10 % of 1, the study's about the same; yet the repeats do not order them"},
-		{"apart beyond the noise", []float64{3935, 4290, 3959}, []float64{3374, 3280, 3324}, "fails", "ordered beyond the noise (3959 vs 3324, U test P = 0.100"},
-		{"one repeat each, 20 % apart", []float64{1200}, []float64{1000}, "fails", "more than 10 % apart"},
-		{"one repeat each, 5 % apart", []float64{1050}, []float64{1000}, "holds", "1.05 is within"},
-		{"no figure", nil, []float64{1000}, "untested", "no figure to compare (0 and 1"},
-		{"a zero", []float64{0}, []float64{1000}, "untested", "no figure"},
-	}
-	for _, c := range cases {
-		got, why := Alike(c.a, c.b, tol)
-		if got != c.want || !strings.Contains(why, c.whyHave) {
-			t.Errorf("%s: %s (%s); want %s with %q", c.name, got, why, c.want, c.whyHave)
+		{"a tie", tie, results.ClaimNotShown, results.ClaimNotShown, "across the edge of ±10 %"},
+		{"an order", order, results.ClaimHolds, results.ClaimFails, "wholly outside ±10 %"},
+		{"a reversal", reversal, results.ClaimFails, results.ClaimFails, "wholly outside"},
+		{"alike inside the tolerance", inside, results.ClaimNotShown, results.ClaimHolds, "ratio 1, 90 % interval 0.98–1.02 (3 against 3 repeats), inside ±10 % (0.909–1.1) (arena's choice)"},
+		{"apart outside the tolerance", outside, results.ClaimHolds, results.ClaimFails, "ratio 2.1, 90 % interval 2–2.2"},
+		{"an interval across the edge", across, results.ClaimNotShown, results.ClaimNotShown, "ratio 1, 90 % interval 0.25–4"},
+	} {
+		if p := OrderPart(c.ab[0], c.ab[1], Above, "a above b"); p.Verdict != c.order {
+			t.Errorf("%s, order claim: %s (%s), want %s", c.name, p.Verdict, p.Why, c.order)
 		}
+		if v, why := Alike(c.ab[0], c.ab[1], same); v != c.alike || !strings.Contains(why, c.alikeWhyHas) {
+			t.Errorf("%s, sameness claim: %s (%s), want %s with %q", c.name, v, why, c.alike, c.alikeWhyHas)
+		}
+	}
+	// A magnitude is judged on its interval, not its median.
+	twoAndAHalf := Tolerance{Want: 2.5, Frac: 0.20, Words: "2.54×", Source: "seeds/002 lines 228, 102"}
+	for _, c := range []struct {
+		a, b []float64
+		want string
+	}{
+		{[]float64{220, 230, 240}, []float64{100, 100, 100}, results.ClaimHolds},    // 2.2–2.4 inside 2.0–3.0
+		{[]float64{150, 160, 170}, []float64{100, 100, 100}, results.ClaimFails},    // 1.5–1.7
+		{[]float64{163, 168, 209}, []float64{100, 100, 100}, results.ClaimNotShown}, // median 1.68 outside, range 1.63–2.09 touches the band
+	} {
+		if v, why := Alike(c.a, c.b, twoAndAHalf); v != c.want {
+			t.Errorf("%v over %v against 2.5 ± 20 %%: %s (%s), want %s", c.a, c.b, v, why, c.want)
+		}
+	}
+	// Too few repeats for a 90 % interval: not shown, never held on a median.
+	if v, why := Alike([]float64{1050}, []float64{1000}, same); v != results.ClaimNotShown || !strings.Contains(why, "1 against 1 repeats give no 90 % interval") {
+		t.Errorf("one repeat each: %s (%s)", v, why)
+	}
+	if v, _ := Alike(nil, []float64{1000}, same); v != results.ClaimUntested {
+		t.Errorf("no figure: %s", v)
+	}
+}
+
+// The interval's math against hand-computed values: Hodges-Lehmann is the median of the
+// pairwise ratios; Moses' interval takes the k-th of them from each end, k from the exact U
+// distribution: 3 against 3, [min, max], 1 − 2/20 = 90 %; 5 against 5, P(U ≤ 4) = 12/252, so
+// the 5th from each end and 1 − 24/252 = 90.5 %.
+func TestRatioInterval(t *testing.T) {
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	r, ok := RatioOf([]float64{1, 2, 4}, []float64{1, 2, 4})
+	// pairwise: 1/4, 1/2, 1/2, 1, 1, 1, 2, 2, 4
+	if !ok || !r.Enough || !near(r.Est, 1) || !near(r.Lo, 0.25) || !near(r.Hi, 4) || !near(r.Coverage, 0.9) {
+		t.Errorf("3 against 3: %+v", r)
+	}
+	a := []float64{10, 20, 30, 40, 50}
+	b := []float64{1, 2, 3, 4, 5}
+	// pairwise a/b, sorted: 2, 2.5, 3.33, 4, 5, 5, 6, 6.67, 7.5, 8, 10, 10, 10, 10, 10(13th = the median), ...; 5th 5, 21st 20
+	r, _ = RatioOf(a, b)
+	if !r.Enough || !near(r.Est, 10) || !near(r.Lo, 5) || !near(r.Hi, 20) || !near(r.Coverage, 1-24.0/252) {
+		t.Errorf("5 against 5: %#v", r)
+	}
+	if k, tail := mosesRank(5, 5); k != 5 || !near(tail, 12.0/252) {
+		t.Errorf("mosesRank(5, 5) = %d, %.4f", k, tail)
+	}
+	// P(U = 0) is the least one-sided P a U test gives: compare.LeastP's half, for every size.
+	for n := 1; n <= 8; n++ {
+		for m := 1; m <= 8; m++ {
+			if got, want := uDistribution(n, m)[0], compare.LeastP(n, m)/2; !near(got, want) && want < 0.5 {
+				t.Errorf("P(U = 0) for %d against %d: %.5f, want %.5f", n, m, got, want)
+			}
+		}
+	}
+	if r, _ := RatioOf([]float64{2, 3}, []float64{1, 2}); r.Enough || !near(r.Coverage, 1-2.0/6) {
+		t.Errorf("2 against 2 give no 90 %% interval: %+v", r)
 	}
 }
 
@@ -214,25 +296,81 @@ func TestCountOrdersBeyondChance(t *testing.T) {
 		t.Errorf("1 of 8 by chance: %.4f", got)
 	}
 	for _, tt := range []struct {
-		passed, of int
-		chance     float64
-		verdict    string
-		noted      bool
+		held, reversed, of int
+		chance             float64
+		verdict            string
+		noted              bool
 	}{
-		{1, 8, 0.05, results.ClaimFails, true},
-		{2, 8, 0.05, results.ClaimFails, true}, // 5.7 %
-		{3, 8, 0.05, results.ClaimPartly, false},
-		{8, 8, 0.05, results.ClaimHolds, false},
-		{0, 8, 0.05, results.ClaimFails, false},
-		{1, 3, 1.0 / 816, results.ClaimPartly, false},
-		{1, 8, 0, results.ClaimPartly, false}, // no test of the noise: Count's reading
+		{1, 0, 8, 0.05, results.ClaimNotShown, true},
+		{2, 0, 8, 0.05, results.ClaimNotShown, true}, // 5.7 %
+		{3, 0, 8, 0.05, results.ClaimHoldsWhereTested, false},
+		{8, 0, 8, 0.05, results.ClaimHolds, false},
+		{0, 0, 8, 0.05, results.ClaimNotShown, false}, // eight ties: nothing shown, nothing failed
+		{0, 8, 8, 0.05, results.ClaimFails, false},
+		{3, 1, 8, 0.05, results.ClaimHoldsWhereTested, true}, // the one reversal is chance's
+		{3, 3, 8, 0.05, results.ClaimPartly, false},
+		{1, 0, 3, 1.0 / 816, results.ClaimHoldsWhereTested, false},
+		{1, 0, 8, 0, results.ClaimHoldsWhereTested, false}, // no test of the noise: Tally's reading
 	} {
-		verdict, note := CountOrders(tt.passed, tt.of, tt.chance)
+		verdict, note := CountOrders(tt.held, tt.reversed, tt.of, tt.chance)
 		if verdict != tt.verdict || (note != "") != tt.noted {
-			t.Errorf("%d of %d at %.4f: %s (%q), want %s, noted %v", tt.passed, tt.of, tt.chance, verdict, note, tt.verdict, tt.noted)
+			t.Errorf("%d+%d of %d at %.4f: %s (%q), want %s, noted %v", tt.held, tt.reversed, tt.of, tt.chance, verdict, note, tt.verdict, tt.noted)
 		}
 	}
-	if _, note := CountOrders(1, 8, 0.05); !strings.Contains(note, "1 of 8 is no more than chance gives (34 % of the time") {
+	if _, note := CountOrders(1, 0, 8, 0.05); !strings.Contains(note, "1 of 8 ordered the claim's way is no more than chance gives (34 % of the time") {
 		t.Errorf("note %q", note)
+	}
+}
+
+// A part that holds where tested is held and not all of it: the claim cannot hold whole.
+func TestCombineHoldsWhereTestedParts(t *testing.T) {
+	for _, c := range []struct {
+		parts []string
+		want  string
+	}{
+		{[]string{results.ClaimHoldsWhereTested, results.ClaimHolds}, results.ClaimHoldsWhereTested},
+		{[]string{results.ClaimHoldsWhereTested, results.ClaimFails}, results.ClaimPartly},
+		{[]string{results.ClaimHoldsWhereTested}, results.ClaimHoldsWhereTested},
+	} {
+		var parts []Part
+		for _, v := range c.parts {
+			parts = append(parts, Part{Verdict: v, Why: v})
+		}
+		if got := Combine(results.Claim{}, parts...); got.Verdict != c.want || strings.Contains(got.Why, "not shown: ") {
+			t.Errorf("%v: %q (%s), want %q", c.parts, got.Verdict, got.Why, c.want)
+		}
+	}
+}
+
+// A figure put at a value is judged on its median's interval: the k-th repeat from each end,
+// k from the binomial: 5 repeats [min, max] at 1 − 2/32; 8 repeats the 2nd from each end at
+// 1 − 2·9/256 (P(at most 1 of 8 below the median) = 9/256 ≤ 5 %, at most 2: 37/256 is not);
+// 3 repeats give no 90 % interval.
+func TestNearOnTheMediansInterval(t *testing.T) {
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	if m, _ := MedianOf([]float64{5, 1, 4, 2, 3}); !m.Enough || m.Est != 3 || m.Lo != 1 || m.Hi != 5 || !near(m.Coverage, 1-2.0/32) {
+		t.Errorf("5 repeats: %+v", m)
+	}
+	if m, _ := MedianOf([]float64{1, 2, 3, 4, 5, 6, 7, 8}); !m.Enough || m.Est != 4.5 || m.Lo != 2 || m.Hi != 7 || !near(m.Coverage, 1-18.0/256) {
+		t.Errorf("8 repeats: %+v", m)
+	}
+	if m, _ := MedianOf([]float64{1, 2, 3}); m.Enough || !near(m.Coverage, 0.75) {
+		t.Errorf("3 repeats: %+v", m)
+	}
+	wait := Tolerance{Want: 101, Frac: 0.15, Source: "arena's choice"}
+	for _, c := range []struct {
+		v      []float64
+		want   string
+		whyHas string
+	}{
+		{[]float64{100, 101, 102, 103, 101}, results.ClaimHolds, "median 101 ms, 93 % interval 100–103 (5 repeats), inside 101 ± 15 % (85.8–116)"},
+		{[]float64{200, 201, 202, 203, 201}, results.ClaimFails, "wholly outside"},
+		{[]float64{100, 101, 102, 103, 130}, results.ClaimNotShown, "across the edge"},
+		{[]float64{101, 101, 101}, results.ClaimNotShown, "3 repeats give no 90 % interval for the median (5 do)"},
+		{nil, results.ClaimUntested, "no figure"},
+	} {
+		if v, why := Near(c.v, wait, "ms"); v != c.want || !strings.Contains(why, c.whyHas) {
+			t.Errorf("%v: %s (%s), want %s with %q", c.v, v, why, c.want, c.whyHas)
+		}
 	}
 }

@@ -27,7 +27,7 @@ type Reproduction struct {
 
 // Setup is how a study ran, each line as its text says it, with the seed's line.
 type Setup struct {
-	Machine  string // e.g. "a GCE instance, 4 vCPUs, 3.6 GB (seeds/002 line 113)"
+	Machine  string // e.g. "a GCE instance, 4 vCPUs, 3.6 GB (seeds/002 line 61)"
 	Software string // the stacks' versions
 	Method   string // the load tool and how it was used
 }
@@ -38,7 +38,7 @@ type Published struct {
 	Claim  string // the claim it bears on
 	What   string // e.g. "Vert.x, requests/s"
 	Theirs string // the figure as the study gives it, e.g. "6,654.65 requests/s"
-	Source string // the seed and line, e.g. "seeds/002 line 281 (ab, Requests per second)"
+	Source string // the seed and line, e.g. "seeds/002 line 228 (ab, Requests per second)"
 	// Ours is where our figure is read; with Per, ours is Ours / Per, a ratio as the study's.
 	Ours Read
 	Per  *Read

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,15 +329,19 @@ func TestCombine(t *testing.T) {
 		if c.Verdict != tt.want || c.ID != "x" {
 			t.Errorf("Combine(%v) = %s, want %s", tt.parts, c.Verdict, tt.want)
 		}
+		allSame := !slices.ContainsFunc(tt.parts, func(v string) bool { return v != c.Verdict })
 		for i, v := range tt.parts {
 			want := fmt.Sprintf("part %d", i)
-			if v == u {
+			if v == u && !allSame { // a claim whose every part is untested says so once
 				want = "untested: " + want
 			}
 			if !strings.Contains(c.Why, want) {
 				t.Errorf("Combine(%v) why %q does not say %q", tt.parts, c.Why, want)
 			}
 		}
+	}
+	if c := Combine(results.Claim{}, Part{results.ClaimNotShown, "a tie"}, Part{results.ClaimNotShown, "another"}); c.Why != "a tie; another" {
+		t.Errorf("every part not shown: the claim says it once, got %q", c.Why)
 	}
 	for _, tt := range []struct {
 		passed, of int

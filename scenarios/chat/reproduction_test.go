@@ -53,3 +53,26 @@ func TestWhyOursDiffers(t *testing.T) {
 		t.Error("no reason derives why two JVMs' footprints differ: Differs should be nil")
 	}
 }
+
+// The rise of (d) has one baseline, the study's low workload (10 users, seeds/000 line 194),
+// in its figure rows and its verdict alike: the rows divide by it, the verdict names it.
+func TestTheRiseHasOneBaseline(t *testing.T) {
+	if lowWorkload != "r1-u10" {
+		t.Fatalf("the low workload is %q, want the study's 10 users in one room", lowWorkload)
+	}
+	rows := 0
+	for _, p := range (Scenario{}).Reproduction().Published {
+		if p.Claim == "d" && p.Per != nil {
+			rows++
+			if p.Per.Level != lowWorkload {
+				t.Errorf("%s: divides by %s, the verdict by %s", p.What, p.Per.Level, lowWorkload)
+			}
+		}
+	}
+	if rows == 0 {
+		t.Fatal("no memory row of claim d")
+	}
+	if d := claimsOf(studyRun(nil))["d"]; !strings.Contains(d.Why, "vertx-eventbus 200 MB at "+lowWorkload+" → ") {
+		t.Errorf("claim d does not rest on the low workload: %s", d.Why)
+	}
+}

@@ -312,7 +312,8 @@ func claimDelayedCompounds(run *results.Run, idx scenario.Summaries, byName map[
 // stays10s: the async services' /delayed stays at its 10 s: "a consistent performance"
 // (seeds/004 line 43), p95 10.01 s and max 10.08 s (line 37); its p99 within 10 %.
 var stays10s = scenario.Tolerance{Want: delayedFor.Seconds(), Frac: 0.10,
-	Words: `"even the requests to /delayed have had a consistent performance" (seeds/004 line 43; p95 10.01 s, max 10.08 s, line 37)`}
+	Words:  `"even the requests to /delayed have had a consistent performance" (seeds/004 line 43; p95 10.01 s, max 10.08 s, line 37)`,
+	Source: "arena's choice: the study's own spread is under 1 % (line 37); ±10 % allows a p99 beside its p95"}
 
 // waitConditions: a request that waits 10 s can be seen to, within stays10s, only when each
 // request is allowed more than that (the study's k6 allowed 60 s, seeds/004 line 24); a
@@ -323,18 +324,21 @@ var waitConditions = []scenario.Condition{
 }
 
 // claimDelayedStays: (d) under the async servlets and WebFlux /delayed stays at 10 s
-// (seeds/004 lines 37-43, 49, 61), each a part of its own.
+// (seeds/004 lines 37-43, 49, 61), each a part of its own, by an equivalence test on its
+// repeats' p99 (scenario.Near: 5 repeats give the 90 % interval, 3 do not).
 func claimDelayedStays(run *results.Run, idx scenario.Summaries, byName map[string]results.Verdict) results.Claim {
 	c := results.Claim{ID: "d", Text: "Under both async servlets and WebFlux, /delayed stays at its 10 s (seeds/004 lines 37, 43, 49, 61)."}
 	var parts []scenario.Part
 	for _, n := range asyncStacks {
-		parts = append(parts, delayedPart(n, idx, byName, func(t results.TagSummary) scenario.Part {
-			ok, why := stays10s.Holds(t.Merged.P99 / 1000)
-			p := scenario.Part{Verdict: results.ClaimFails, Why: n + " /delayed p99 in s: " + why}
-			if ok {
-				p.Verdict = results.ClaimHolds
+		parts = append(parts, delayedPart(n, idx, byName, func(results.TagSummary) scenario.Part {
+			// "stays at 10 s" is a sameness: the p99 of each repeat, judged on its median's
+			// interval (scenario.Near), not on one merged figure
+			var secs []float64
+			for _, p99 := range scenario.Samples(run, n, "seed", TagDelayed, "p99") {
+				secs = append(secs, p99/1000)
 			}
-			return p
+			verdict, why := scenario.Near(secs, stays10s, "s")
+			return scenario.Part{Verdict: verdict, Why: n + " /delayed p99: " + why}
 		}))
 	}
 	c, _ = scenario.AtConditions(scenario.Combine(c, parts...), run, waitConditions...)

@@ -179,6 +179,19 @@ func summary(f fig) results.CellSummary {
 	}
 }
 
+// delayedCells are repeats of f's /delayed, each p99 0.05 % above the last: what claim (d)
+// judges over its repeats (scenario.Samples).
+func delayedCells(f fig, repeats int) []results.Cell {
+	cs := summary(f)
+	var out []results.Cell
+	for r := range repeats {
+		p99 := cs.Tags[1].Merged.P99 * (1 + 0.0005*float64(r))
+		out = append(out, results.Cell{Contender: f.name, Level: "seed", Repeat: r + 1, Outcome: results.Outcome{Status: cs.Outcomes[0]}, ClientBound: f.clientBound,
+			Tags: []results.Tag{{TagStats: results.TagStats{Tag: TagDelayed, Completed: 100}, Response: results.Latency{Count: 100, P99: p99}}}})
+	}
+	return out
+}
+
 var (
 	isolatedFig = func(name string) fig { return fig{name: name, instantP50: 2, instantP99: 5, probeP50: 3, probeP99: 8} }
 	starvedFig  = func(name string) fig {
@@ -204,6 +217,7 @@ func judgeAt(preset string, figs ...fig) ([]results.Verdict, map[string]results.
 func judgeRunOf(run *results.Run, figs ...fig) ([]results.Verdict, map[string]results.Claim) {
 	for _, f := range figs {
 		run.Summary = append(run.Summary, summary(f))
+		run.Cells = append(run.Cells, delayedCells(f, 5)...)
 	}
 	verdicts, claims := Scenario{}.Judge(run)
 	byID := map[string]results.Claim{}
@@ -507,8 +521,8 @@ func TestJudgeClaimDelayedStays(t *testing.T) {
 		verdict string
 		whyHas  []string
 	}{
-		{"all three at 10 s", []fig{isolatedFig(async), isolatedFig(all), isolatedFig(flux)}, "holds", []string{async + " /delayed p99 in s: 10.1 is within ±10 % of 10"}},
-		{"one compounds", []fig{isolatedFig(async), compounding(all), isolatedFig(flux)}, "partly", []string{all + " /delayed p99 in s: 59 is outside"}},
+		{"all three at 10 s", []fig{isolatedFig(async), isolatedFig(all), isolatedFig(flux)}, "holds", []string{async + " /delayed p99: median 10.06 s, 93 % interval 10.05–10.07 (5 repeats), inside 10 ± 10 % (9–11)"}},
+		{"one compounds", []fig{isolatedFig(async), compounding(all), isolatedFig(flux)}, "partly", []string{all + " /delayed p99: median 59.06 s, 93 % interval 59–59.12 (5 repeats), wholly outside 10 ± 10 %"}},
 		{"one not run", []fig{isolatedFig(async), isolatedFig(flux)}, "holds where tested", []string{"untested: " + all + " not run"}},
 		{"one failing", []fig{isolatedFig(async), isolatedFig(all), failingFig(flux)}, "partly", []string{flux + " failing (errors)"}},
 		{"none run", []fig{starvedFig("spring-mvc")}, "untested", nil},
@@ -526,6 +540,23 @@ func TestJudgeClaimDelayedStays(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// (d) on three repeats: no 90 % interval for a median, so "stays at 10 s" is not shown,
+// never held on the merged figure.
+func TestJudgeClaimDelayedStaysOnThreeRepeats(t *testing.T) {
+	run := &results.Run{Scenario: results.ScenarioInfo{Name: "isolation", Preset: "seed", Duration: 60, Timeout: 60}}
+	for _, n := range []string{"spring-mvc-async", "spring-mvc-async-all", "spring-webflux"} {
+		f := isolatedFig(n)
+		run.Summary = append(run.Summary, summary(f))
+		run.Cells = append(run.Cells, delayedCells(f, 3)...)
+	}
+	_, claims := Scenario{}.Judge(run)
+	for _, c := range claims {
+		if c.ID == "d" && (c.Verdict != results.ClaimNotShown || !strings.Contains(c.Why, "median 10.06 s, 75 % interval 10.05–10.06 (3 repeats); 3 repeats give no 90 % interval for the median (5 do)")) {
+			t.Errorf("claim d on three repeats: %s (%s)", c.Verdict, c.Why)
+		}
 	}
 }
 

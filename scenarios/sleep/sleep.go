@@ -202,12 +202,10 @@ func claimVirtualStaysNear(run *results.Run, idx scenario.Summaries) results.Cla
 		}
 		at := fmt.Sprintf("c=%d: %s", conns, results.FormatMs(m))
 		if cores > 0 {
-			cpu := idx[virtual][levelName(t, conns)].CPUPct.Median
-			c.Conditions = append(c.Conditions, results.Condition{Name: fmt.Sprintf("%s's CPU headroom at %s, %% of its cores", virtual, levelName(t, conns)),
-				Needs: (1 - cpuBusy) * 100, Given: 100 - cpu/float64(cores), Met: cpu < cpuBusy*100*float64(cores), Source: cpuSource})
-			if cpu >= cpuBusy*100*float64(cores) {
-				parts = append(parts, scenario.Part{Verdict: results.ClaimUntestedHere,
-					Why: fmt.Sprintf("%s at %.0f %% CPU of its %d core(s), at least %.0f %%: its CPU, not the wait, set the pace", at, cpu, cores, cpuBusy*100)})
+			cond, busy := scenario.CPUHeadroom(run, idx, levelName(t, conns), virtual)
+			c.Conditions = append(c.Conditions, cond)
+			if busy != "" {
+				parts = append(parts, scenario.Part{Verdict: results.ClaimUntestedHere, Why: fmt.Sprintf("%s: %s", at, busy)})
 				continue
 			}
 		}
