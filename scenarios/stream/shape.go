@@ -40,6 +40,12 @@ func shapeOfRepeat(f Fate) Shape {
 	return Undecided
 }
 
+// Grew is one repeat that failed or grew towards the cap, by the growth rule.
+func (f Fate) Grew() bool {
+	s := shapeOfRepeat(f)
+	return s == Failed || s == Grows
+}
+
 // Memory is a contender's memory at a level over all its repeats (no worst of them): failed
 // where any repeat failed (a failure is shown, whatever the others did), else grows or a
 // plateau where every repeat with a trend agrees, else undecided.
