@@ -51,7 +51,8 @@ its standard input closes: how an agent started over SSH dies with its session.`
 	f.StringVar(&o.name, "name", "", "this agent's name in the results (default: the host name)")
 	f.BoolVar(&o.exitWithStdin, "exit-with-stdin", false, "exit when standard input closes (an agent started over SSH)")
 	f.StringVar(&o.secretFile, "secret-file", "", "the run's secret: a file (mode 0600) holding it, or - for the first line of stdin (default: $"+agent.SecretEnv+")")
-	f.StringSliceVar(&o.targets, "server-address", nil, "the server's address(es), IPs or names, the only ones this agent sends load to (default: loopback)")
+	f.StringSliceVar(&o.targets, "server-address", nil, "the server's address(es), IP[:port] or name[:port], the only ones this agent sends load to, on that port when one is given (default: none, no load is sent)")
+	f.BoolVar(&o.allowTargetProbe, "allow-target-probe", false, "as a server agent: let a run's --target-pid or --target-cgroup probe a process or cgroup of this host")
 	f.StringVar(&o.role, "role", "load", "load (shares of loads only) or server (also carries whole runs out: the lab beside the contender)")
 	f.StringVar(&o.runsDir, "runs", "", "as a server agent: the folder for the runs it carries out (default: a folder under the system's temp)")
 	return cmd
@@ -60,7 +61,7 @@ its standard input closes: how an agent started over SSH dies with its session.`
 // agentOptions are arena agent's flags.
 type agentOptions struct {
 	listen, name, runsDir, secretFile, role string
-	exitWithStdin                           bool
+	exitWithStdin, allowTargetProbe         bool
 	targets                                 []string
 }
 
@@ -80,6 +81,9 @@ func (o *agentOptions) serve(cmd *cobra.Command) error {
 	if o.role != "load" && o.role != "server" {
 		return fmt.Errorf("--role %q: give load or server", o.role)
 	}
+	if err := agent.CheckAllowed(o.targets); err != nil {
+		return err
+	}
 	self := agent.Self(o.name)
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -95,7 +99,8 @@ func (o *agentOptions) serve(cmd *cobra.Command) error {
 		return err
 	}
 	ln = served
-	as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Secret: secret, Targets: o.targets, RunsDir: o.runsDir}
+	as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Secret: secret, Targets: o.targets, RunsDir: o.runsDir,
+		AllowTargetProbe: o.allowTargetProbe}
 	if o.role == "server" {
 		as.Run = runHere(secret)
 	}

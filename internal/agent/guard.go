@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -176,39 +178,96 @@ func CheckPath(p string) error {
 	return nil
 }
 
-// checkTarget passes a target on one of the server addresses this agent was started with
-// (names resolved now, so a Kubernetes Service's pod address counts), or on loopback when
-// it was started with none.
+// checkTarget passes a target, an IP and a port, that one of the addresses this agent was
+// started with allows (Allowed); an agent started with none sends load nowhere: on a shared
+// host every user's services listen on loopback, so loopback is no allow-list.
 func (s *Server) checkTarget(ctx context.Context, target string) error {
-	host, _, err := net.SplitHostPort(target)
+	ip, port, err := splitTarget(target)
 	if err != nil {
-		return fmt.Errorf("target %q: give host:port", target)
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return fmt.Errorf("target %q: give the server's IP address", target)
+		return err
 	}
 	if len(s.Targets) == 0 {
-		if ip.IsLoopback() {
-			return nil
-		}
-		return fmt.Errorf("target %s: this agent sends load only to loopback (started without --server-address)", target)
+		return fmt.Errorf("target %s: this agent was started with no --server-address, so it sends load nowhere: start it with --server-address IP[:port]", target)
 	}
-	for _, allowed := range s.Targets {
-		if a := net.ParseIP(allowed); a != nil {
-			if a.Equal(ip) {
-				return nil
-			}
+	for _, raw := range s.Targets {
+		a, err := ParseAllowed(raw)
+		if err != nil {
+			return err
+		}
+		if a.Port != 0 && a.Port != port {
 			continue
 		}
-		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ips, _ := net.DefaultResolver.LookupIP(lctx, "ip", allowed)
-		cancel()
-		for _, a := range ips {
-			if a.Equal(ip) {
-				return nil
-			}
+		if slices.ContainsFunc(a.ips(ctx), ip.Equal) {
+			return nil
 		}
 	}
 	return fmt.Errorf("target %s: this agent sends load only to %s, the server address(es) it was started with", target, strings.Join(s.Targets, ", "))
+}
+
+// splitTarget is target's IP and port: an address, never a name, which would be resolved
+// wherever its sender chose.
+func splitTarget(target string) (net.IP, int, error) {
+	host, portText, err := net.SplitHostPort(target)
+	if err != nil {
+		return nil, 0, fmt.Errorf("target %q: give IP:port", target)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return nil, 0, fmt.Errorf("target %q: give the server's IP address, not a name", target)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, 0, fmt.Errorf("target %q: give a port from 1 to 65535", target)
+	}
+	return ip, port, nil
+}
+
+// Allowed is an address an agent may send load to (its --server-address): an IP or a name
+// the agent's own resolver looks up at each job (a Kubernetes Service's pod address), and a
+// port, 0 when any port of it.
+type Allowed struct {
+	Host string
+	Port int
+}
+
+// ParseAllowed reads one --server-address: IP, IP:port, name or name:port ([v6]:port). An
+// unspecified address (0.0.0.0, ::) or a multicast one allows nothing: it is refused.
+func ParseAllowed(raw string) (Allowed, error) {
+	host, port := raw, 0
+	if h, p, err := net.SplitHostPort(raw); err == nil {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return Allowed{}, fmt.Errorf("--server-address %q: give a port from 1 to 65535", raw)
+		}
+		host, port = h, n
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		if ip.IsUnspecified() || ip.IsMulticast() {
+			return Allowed{}, fmt.Errorf("--server-address %s: give the server's own address, not %s", raw, host)
+		}
+	} else if host == "" || strings.ContainsAny(host, "/ \t\r\n[]@") {
+		return Allowed{}, fmt.Errorf("--server-address %q: give IP[:port] or a host name[:port]", raw)
+	}
+	return Allowed{Host: host, Port: port}, nil
+}
+
+// CheckAllowed refuses a list of --server-address an agent could not hold to.
+func CheckAllowed(targets []string) error {
+	for _, t := range targets {
+		if _, err := ParseAllowed(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ips are the addresses a allows: its IP, or its name's addresses now.
+func (a Allowed) ips(ctx context.Context) []net.IP {
+	if ip := net.ParseIP(a.Host); ip != nil {
+		return []net.IP{ip}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ips, _ := net.DefaultResolver.LookupIP(lctx, "ip", a.Host)
+	return ips
 }

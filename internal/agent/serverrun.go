@@ -12,9 +12,12 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,7 +66,8 @@ type RunStatus struct {
 
 var runID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
-// Check refuses a request the agent would not run.
+// Check refuses a request the agent would not run whatever it was started with: an id that
+// is no folder's name, load agents or a server address that are not IP addresses.
 func (r RunRequest) Check() error {
 	if !runID.MatchString(r.Spec.ID) {
 		return fmt.Errorf("run id %q: letters, digits, '.', '_' or '-'", r.Spec.ID)
@@ -72,14 +76,95 @@ func (r RunRequest) Check() error {
 		return fmt.Errorf("%d load agents: at most %d", len(r.LoadAgents), MaxParts)
 	}
 	for _, a := range r.LoadAgents {
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			return fmt.Errorf("load agent %q: give host:port", a)
+		if _, _, err := splitTarget(a); err != nil {
+			return fmt.Errorf("load agent %q: give IP:port", a)
 		}
 	}
 	if len(r.LoadAgents) > 0 && net.ParseIP(r.ServerAddress) == nil {
 		return fmt.Errorf("server address %q: give the IP address the load agents reach the contender on", r.ServerAddress)
 	}
+	if ip := net.ParseIP(r.ServerAddress); r.ServerAddress != "" && (ip == nil || ip.IsUnspecified() || ip.IsMulticast()) {
+		return fmt.Errorf("server address %q: give the one IP address of this host the load agents reach the contender on", r.ServerAddress)
+	}
 	return nil
+}
+
+// addressVars are the contract variables that name an address the contender listens on or
+// calls: the lab sets them itself (BIND_ADDRESS from the server address, the downstream's
+// and the database's), and a request that sets them would open the contender to every
+// interface or send its calls where the request chose. PPROF_ADDR is allowed on loopback.
+var addressVars = []string{"BIND_ADDRESS", "DOWNSTREAM_URL", "DB_URL", "DB_POOL"}
+
+// checkRun refuses a request that would send traffic anywhere this agent was not started
+// allowing: the spec's target (its address derived from its URL, then held to the
+// allow-list, as a load job's), a server address not its own, variables that name addresses;
+// and a target's pid or cgroup unless it was started allowing them (--allow-target-probe).
+func (s *Server) checkRun(ctx context.Context, r RunRequest) error {
+	if err := r.Check(); err != nil {
+		return err
+	}
+	for k, v := range r.Spec.Env {
+		if slices.Contains(addressVars, k) {
+			return fmt.Errorf("env %s: the lab sets it itself on a server agent", k)
+		}
+		if k == "PPROF_ADDR" {
+			if ip, _, err := splitTarget(v); err != nil || !ip.IsLoopback() {
+				return fmt.Errorf("env PPROF_ADDR=%s: give a loopback IP:port (the profile is read here)", v)
+			}
+		}
+	}
+	if r.ServerAddress != "" && len(s.Targets) > 0 && !s.allowsHost(ctx, r.ServerAddress) {
+		return fmt.Errorf("server address %s: this agent's contender listens only on %s, the address(es) it was started with", r.ServerAddress, strings.Join(s.Targets, ", "))
+	}
+	t := r.Spec.Target
+	if t == nil {
+		return nil
+	}
+	if (t.Pid != 0 || t.Cgroup != "") && !s.AllowTargetProbe {
+		return errors.New("target pid or cgroup: this agent probes no process or cgroup of its host (start it with --allow-target-probe to allow it)")
+	}
+	addr, err := TargetAddr(t.URL)
+	if err != nil {
+		return err
+	}
+	if t.Addr != addr {
+		return fmt.Errorf("target addr %q is not its URL's %s", t.Addr, addr)
+	}
+	return s.checkTarget(ctx, addr)
+}
+
+// allowsHost is whether ip is the host of one of the agent's allowed addresses, whatever
+// their ports.
+func (s *Server) allowsHost(ctx context.Context, ip string) bool {
+	want := net.ParseIP(ip)
+	for _, raw := range s.Targets {
+		if a, err := ParseAllowed(raw); err == nil && slices.ContainsFunc(a.ips(ctx), want.Equal) {
+			return true
+		}
+	}
+	return false
+}
+
+// TargetAddr is the IP:port of a target's http:// URL: the address every load, the watchdog
+// and verify go to, derived here, never taken as sent. localhost is 127.0.0.1; any other name
+// is refused, since it would be resolved wherever the URL's sender chose.
+func TargetAddr(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("target URL %q: %w", raw, err)
+	}
+	if u.Scheme != "http" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+		return "", fmt.Errorf("target URL %q: give http://IP:port alone", raw)
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	addr := net.JoinHostPort(host, u.Port())
+	if _, _, err := splitTarget(addr); err != nil {
+		return "", fmt.Errorf("target URL %q: %w", raw, err)
+	}
+	return addr, nil
 }
 
 // runs tracks the server agent's run: one at a time.
@@ -101,7 +186,7 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "a run request is JSON: "+err.Error())
 		return
 	}
-	if err := req.Check(); err != nil {
+	if err := s.checkRun(r.Context(), req); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
