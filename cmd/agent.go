@@ -33,16 +33,16 @@ on one machine (build, verify, start pinned, probe, stop), its load from the loa
 the coordinator names; the coordinator fetches the run's folder at the end.
 
 It speaks HTTP + JSON, protocol ` + fmt.Sprint(agent.Protocol) + ` (docs/distributed.md), and answers only calls
-carrying the run's secret (--secret-file, or ` + agent.SecretEnv + `; "-" reads its first line from
-stdin), over TLS 1.3 with a key derived from that secret, which the coordinator pins: without
-a secret it listens on loopback only, in clear. It sends load only to --server-address
-(loopback when not given), within bounds of its own. A load agent takes no runs: only
+carrying the run's secret (--secret-file, mode 0600, or ` + agent.SecretEnv + `; "-" reads its first line
+from stdin), over TLS 1.3 with a key derived from that secret, which the coordinator pins:
+given none, it makes one in a new file of mode 0600 and prints where. It sends load only to
+--server-address (IP[:port] or name[:port]; none given, nowhere), within bounds of its own. A load agent takes no runs: only
 --role server does, one at a time. A coordinator of another arena build refuses it. Pin it
 with taskset to the CPUs it may use; it reports them. With --exit-with-stdin it ends when
 its standard input closes: how an agent started over SSH dies with its session.`,
-		Example: `  head -c 32 /dev/urandom | xxd -p -c 64 > secret && chmod 600 secret
-  taskset -c 0 arena agent --listen 10.0.0.2:7600 --secret-file secret --server-address 10.0.0.1
-  arena run sleep --agent-addrs 10.0.0.2:7600 --agent-secret-file secret --server-address 10.0.0.1 --levels sleep-c800`,
+		Example: `  umask 077; head -c 32 /dev/urandom | xxd -p -c 64 > ~/.arena-secret
+  taskset -c 0 arena agent --listen 10.0.0.2:7600 --secret-file ~/.arena-secret --server-address 10.0.0.1
+  arena run sleep --agent-addrs 10.0.0.2:7600 --agent-secret-file ~/.arena-secret --server-address 10.0.0.1 --levels sleep-c800`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.serve(cmd) },
 	}
@@ -70,18 +70,25 @@ func (o *agentOptions) serve(cmd *cobra.Command) error {
 	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		return fmt.Errorf("--listen %q: give host:port, e.g. 0.0.0.0:%d", o.listen, agent.DefaultPort)
 	}
+	if o.role != "load" && o.role != "server" {
+		return fmt.Errorf("--role %q: give load or server", o.role)
+	}
+	if err := agent.CheckAllowed(o.targets); err != nil {
+		return err
+	}
 	stdin := bufio.NewReader(cmd.InOrStdin())
 	secret, err := readAgentSecret(o.secretFile, stdin)
 	if err != nil {
 		return err
 	}
+	if secret == "" && o.secretFile == "" {
+		var file string
+		if secret, file, err = agent.MakeSecretFile(); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "arena agent: no --secret-file nor %s: made the run's secret in %s (mode 0600); hand it to the coordinator (--agent-secret-file)\n", agent.SecretEnv, file)
+	}
 	if err := agent.CheckListen(o.listen, secret); err != nil {
-		return err
-	}
-	if o.role != "load" && o.role != "server" {
-		return fmt.Errorf("--role %q: give load or server", o.role)
-	}
-	if err := agent.CheckAllowed(o.targets); err != nil {
 		return err
 	}
 	self := agent.Self(o.name)
@@ -89,10 +96,7 @@ func (o *agentOptions) serve(cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", o.listen, err)
 	}
-	transport := "in clear on loopback, without a secret"
-	if secret != "" {
-		transport = "TLS 1.3, its key the run's secret's"
-	}
+	transport := "TLS 1.3, its key the run's secret's"
 	served, err := agent.Listen(ln, secret)
 	if err != nil {
 		ln.Close()

@@ -10,9 +10,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/arena-lab/arena/internal/load"
@@ -53,10 +55,13 @@ func CheckSecret(s string) error {
 }
 
 // ReadSecret reads the secret from file (its first line), or from SecretEnv when file is "";
-// "" when neither gives one.
+// "" when neither gives one. A file that others may read is refused (CheckSecretFile).
 func ReadSecret(file string) (string, error) {
 	if file == "" {
 		return strings.TrimSpace(os.Getenv(SecretEnv)), nil
+	}
+	if err := CheckSecretFile(file); err != nil {
+		return "", err
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -66,28 +71,61 @@ func ReadSecret(file string) (string, error) {
 	return strings.TrimSpace(line), nil
 }
 
-// CheckListen refuses to serve without a secret anywhere but on loopback: an agent on a
-// network address without one would run anyone's load.
-func CheckListen(listen, secret string) error {
-	if secret != "" {
-		return CheckSecret(secret)
-	}
-	host, _, err := net.SplitHostPort(listen)
+// CheckSecretFile refuses a secret file another user may read: one readable or writable by
+// others, or by a group that is not the user's own private group (the group of the same id
+// as the user, as a Kubernetes pod's fsGroup gives its Secret's files).
+func CheckSecretFile(file string) error {
+	st, err := os.Stat(file)
 	if err != nil {
-		return err
+		return fmt.Errorf("the agents' secret: %w", err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("--listen %s without a secret: an agent off loopback needs the run's secret (--secret-file, or %s)", listen, SecretEnv)
+	perm := st.Mode().Perm()
+	private := false
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		private = int(sys.Gid) == os.Getegid() && os.Getegid() == os.Geteuid()
+	}
+	if perm&0o007 != 0 || perm&0o070 != 0 && !private {
+		return fmt.Errorf("the agents' secret %s has mode %04o: other users may read it; chmod 600 %s", file, perm, file)
 	}
 	return nil
 }
 
+// MakeSecretFile makes a secret in a file of mode 0600 in a new folder of mode 0700 under
+// the system's temp folder (os.MkdirTemp: a name nobody else chose), for an agent started
+// without one; it returns the secret and the file.
+func MakeSecretFile() (secret, file string, err error) {
+	if secret, err = NewSecret(); err != nil {
+		return "", "", err
+	}
+	dir, err := os.MkdirTemp("", "arena-agent-secret-")
+	if err != nil {
+		return "", "", fmt.Errorf("making the agent's secret file: %w", err)
+	}
+	file = filepath.Join(dir, "secret")
+	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("making the agent's secret file: %w", err)
+	}
+	return secret, file, nil
+}
+
+// CheckListen refuses to serve without a good secret, anywhere: on loopback too, since every
+// user of the host reaches loopback.
+func CheckListen(listen, secret string) error {
+	if _, _, err := net.SplitHostPort(listen); err != nil {
+		return err
+	}
+	if secret == "" {
+		return fmt.Errorf("--listen %s without a secret: an agent needs the run's secret (--secret-file, or %s)", listen, SecretEnv)
+	}
+	return CheckSecret(secret)
+}
+
 // authorize passes a call that carries the secret, and answers any other 401 with nothing
-// else: no name, no build, no route.
+// else: no name, no build, no route. An agent without a secret answers nobody.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	want := []byte("Bearer " + s.Secret)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.Secret != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if s.Secret == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="arena agent"`)
 			writeError(w, http.StatusUnauthorized, "this agent answers only its coordinator: give the run's secret")
 			return

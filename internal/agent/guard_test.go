@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -200,14 +202,16 @@ func TestBusyServerAgentAnswersOnlyItsCoordinator(t *testing.T) {
 	}
 }
 
-// TestCheckListen: no secret is allowed on loopback only; a short secret nowhere.
+// TestCheckListen: no secret is allowed nowhere, loopback included (every user of the host
+// reaches it); a short secret nowhere.
 func TestCheckListen(t *testing.T) {
 	for _, c := range []struct {
 		listen, secret string
 		ok             bool
 	}{
-		{"127.0.0.1:7600", "", true}, {"[::1]:7600", "", true}, {"localhost:7600", "", true},
+		{"127.0.0.1:7600", "", false}, {"[::1]:7600", "", false}, {"localhost:7600", "", false},
 		{"0.0.0.0:7600", "", false}, {"10.0.0.2:7600", "", false}, {":7600", "", false},
+		{"127.0.0.1:7600", testSecret, true},
 		{"0.0.0.0:7600", testSecret, true}, {"0.0.0.0:7600", "short", false},
 	} {
 		if err := CheckListen(c.listen, c.secret); (err == nil) != c.ok {
@@ -228,4 +232,48 @@ func withRate(ld load.OpenLoop, rate int) load.OpenLoop {
 	ld.Streams = append([]load.Stream(nil), ld.Streams...)
 	ld.Streams[0].Pacer = load.PerSecond(rate)
 	return ld
+}
+
+// TestSecretFiles: a secret file others may read is refused with the chmod that mends it; one
+// the agent makes for itself is 0600 in a folder of 0700 nobody else named, and reads back.
+func TestSecretFiles(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "secret")
+	if err := os.WriteFile(file, []byte(testSecret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSecret(file); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a secret file of mode 0644: %v, want refused", err)
+	}
+	if err := os.Chmod(file, 0o604); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSecret(file); err == nil {
+		t.Error("a secret file others may read (0604) was read")
+	}
+	if err := os.Chmod(file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := ReadSecret(file); err != nil || s != testSecret {
+		t.Errorf("a secret file of mode 0600: %q %v", s, err)
+	}
+	secret, made, err := MakeSecretFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(made)) })
+	fst, err := os.Stat(made)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := os.Stat(filepath.Dir(made))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fst.Mode().Perm() != 0o600 || dst.Mode().Perm() != 0o700 {
+		t.Errorf("the made secret file %s: mode %04o in a folder of %04o, want 0600 in 0700", made, fst.Mode().Perm(), dst.Mode().Perm())
+	}
+	if back, err := ReadSecret(made); err != nil || back != secret || CheckSecret(secret) != nil {
+		t.Errorf("the made secret reads back %q (%v), want %q", back, err, secret)
+	}
 }

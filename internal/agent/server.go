@@ -19,7 +19,7 @@ import (
 type Server struct {
 	Self    Hello
 	Resolve Resolver
-	// Secret is the run's secret every call must carry; "" only on loopback (CheckListen).
+	// Secret is the run's secret every call must carry; an agent without one answers nobody.
 	Secret string
 	// Targets are the server addresses the agent may send load to (ParseAllowed: IP or name
 	// resolved at each job, with a port or not); none means nowhere.
