@@ -76,6 +76,9 @@ func (o *agentOptions) serve(cmd *cobra.Command) error {
 	if err := agent.CheckAllowed(o.targets); err != nil {
 		return err
 	}
+	if err := agent.CheckRunsDir(o.runsDir); o.runsDir != "" && err != nil {
+		return fmt.Errorf("--runs: %w", err)
+	}
 	stdin := bufio.NewReader(cmd.InOrStdin())
 	secret, err := readAgentSecret(o.secretFile, stdin)
 	if err != nil {

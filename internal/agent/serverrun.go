@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/arena-lab/arena/internal/results"
@@ -173,11 +174,45 @@ type runs struct {
 	current string // the id of the run under way, "" when none
 }
 
-func (s *Server) runsDir() string {
-	if s.RunsDir != "" {
-		return s.RunsDir
+// runsDir is the folder of the agent's runs: RunsDir, or a folder made for this agent under
+// the system's temp folder the first time (os.MkdirTemp: a fixed name there is one another
+// user could make first, or link to a folder of theirs). It is refused unless it is a folder,
+// not a link, of the agent's own user (CheckRunsDir).
+func (s *Server) runsDir() (string, error) {
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	if s.RunsDir == "" {
+		dir, err := os.MkdirTemp("", "arena-agent-runs-")
+		if err != nil {
+			return "", fmt.Errorf("making the agent's runs folder: %w", err)
+		}
+		s.RunsDir = dir
 	}
-	return filepath.Join(os.TempDir(), "arena-agent-runs")
+	return s.RunsDir, CheckRunsDir(s.RunsDir)
+}
+
+// CheckRunsDir refuses a runs folder, or a run's folder in it, that another user could have
+// chosen: a symbolic link (followed, the run would be written where the link's maker said)
+// or a folder another user owns. A folder that does not exist yet passes: the lab makes it.
+func CheckRunsDir(dir string) error {
+	st, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("runs folder %s is a symbolic link: give the folder itself (a link is another's choice of where the run goes)", dir)
+	case !st.IsDir():
+		return fmt.Errorf("runs folder %s is not a folder", dir)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return fmt.Errorf("runs folder %s belongs to user %d, not this agent's %d: give a folder of this user's", dir, sys.Uid, os.Geteuid())
+	}
+	if st.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("runs folder %s has mode %04o: others may write in it (and link a run's folder anywhere); chmod go-w %s", dir, st.Mode().Perm(), dir)
+	}
+	return nil
 }
 
 func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
@@ -194,6 +229,15 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "agent "+s.Self.Name+" is busy: one run at a time")
 		return
 	}
+	runsDir, err := s.runsDir()
+	if err == nil {
+		err = CheckRunsDir(filepath.Join(runsDir, req.Spec.ID))
+	}
+	if err != nil {
+		s.busy.Store(false)
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	s.runs.mu.Lock()
 	s.runs.current = req.Spec.ID
 	s.runs.mu.Unlock()
@@ -207,7 +251,7 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	out := &eventWriter{enc: json.NewEncoder(w), f: http.NewResponseController(w)}
-	status, err := s.Run(r.Context(), req, s.runsDir(), out)
+	status, err := s.Run(r.Context(), req, runsDir, out)
 	end := RunStatus{Status: status}
 	if err != nil {
 		end.Error = err.Error()
@@ -232,8 +276,13 @@ func (s *Server) serveRunFolder(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "run "+id+" is still under way")
 		return
 	}
-	dir := filepath.Join(s.runsDir(), id)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+	runsDir, err := s.runsDir()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	dir := filepath.Join(runsDir, id)
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() || CheckRunsDir(dir) != nil {
 		writeError(w, http.StatusNotFound, "no run "+id+" on agent "+s.Self.Name)
 		return
 	}
