@@ -100,7 +100,7 @@ func (o *agentOptions) serve(cmd *cobra.Command) error {
 		return fmt.Errorf("--listen %s: %w", o.listen, err)
 	}
 	transport := "TLS 1.3, its key the run's secret's"
-	served, err := agent.Listen(ln, secret)
+	served, err := agent.Listen(agent.LimitListener(ln, agent.MaxOpenConns), secret)
 	if err != nil {
 		ln.Close()
 		return err
@@ -111,10 +111,10 @@ func (o *agentOptions) serve(cmd *cobra.Command) error {
 	if o.role == "server" {
 		as.Run = runHere(secret)
 	}
-	srv := &http.Server{Handler: as.Handler(),
-		ReadHeaderTimeout: 10 * time.Second}
+	srv, handshakes := agent.NewHTTPServer(as.Handler(), cmd.ErrOrStderr())
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
+	go handshakes.Summarise(ctx, agent.SummariseEvery)
 	if o.exitWithStdin {
 		go func() {
 			_, _ = io.Copy(io.Discard, stdin)

@@ -127,9 +127,13 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.Secret == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="arena agent"`)
+			w.Header().Set("Connection", "close") // nothing held open for a stranger
 			writeError(w, http.StatusUnauthorized, "this agent answers only its coordinator: give the run's secret")
 			return
 		}
+		// The coordinator's run or load lasts longer than the server's read timeout, whose
+		// end would cancel it: lifted for the caller holding the secret.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		next.ServeHTTP(w, r)
 	})
 }
