@@ -172,6 +172,9 @@ func (s *Server) checkJob(ctx context.Context, job Job) error {
 		if err := CheckPath(c.Path); err != nil {
 			return err
 		}
+		if c.Connections < 1 {
+			return fmt.Errorf("closed loop over %d connections: give 1 to %d", c.Connections, MaxConnections)
+		}
 		if c.Duration <= 0 || c.Timeout < 0 {
 			return fmt.Errorf("closed loop of %s with timeout %s: give a duration above 0", c.Duration, c.Timeout)
 		}
@@ -196,6 +199,9 @@ func checkLoad(ld load.Load) error {
 		}
 		if st.Rate > MaxRate {
 			return fmt.Errorf("stream %s at %.0f requests a second: this agent allows at most %d", st.Tag, st.Rate, MaxRate)
+		}
+		if st.Connections < 0 {
+			return fmt.Errorf("stream %s over %d connections: give 0 (one a hit) to %d", st.Tag, st.Connections, MaxConnections)
 		}
 		conns += st.Connections
 	}

@@ -135,6 +135,8 @@ func TestJobsOutsideTheBoundsGet400(t *testing.T) {
 		{"100,000 connections", "at most 20000", func(j *Job) { j.Closed.Connections = 100_000 }},
 		{"an hour", "at most 30m0s", func(j *Job) { j.Closed.Duration = time.Hour }},
 		{"no duration", "duration above 0", func(j *Job) { j.Closed.Duration = 0 }},
+		{"no connections", "over 0 connections", func(j *Job) { j.Closed.Connections = 0 }},
+		{"-5 connections", "over -5 connections", func(j *Job) { j.Closed.Connections = -5 }},
 		{"a 1-ms interval", "interval 1ms", func(j *Job) { j.Interval = time.Millisecond }},
 		{"a start an hour ahead", "within 1m0s", func(j *Job) { j.Start = time.Now().Add(time.Hour) }},
 		{"part 3 of 2", "part 3 of 2", func(j *Job) { j.Part, j.Parts = 3, 2 }},

@@ -388,7 +388,7 @@ func (r *Remote) RunRemote(ctx context.Context, req RunRequest, progress io.Writ
 		}
 		return RunStatus{}, fmt.Errorf("server agent %s: %s", r.hello.Name, resp.Status)
 	}
-	dec := json.NewDecoder(resp.Body)
+	dec := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)) // the run's progress lines and its end
 	for {
 		var ev RunEvent
 		if err := dec.Decode(&ev); err != nil {
@@ -442,9 +442,21 @@ func (r *Remote) FetchRun(ctx context.Context, id, runsDir string, wait time.Dur
 	}
 }
 
+// The bounds of a run's folder the coordinator unpacks from a server agent: far above a
+// run's results, logs and profiles, far below what would fill the coordinator's disk
+// (variables so that a test can reach them).
+var (
+	maxArchiveBytes int64 = 4 << 30
+	maxArchiveFiles       = 20_000
+)
+
 // extractTarGz unpacks folders and regular files into dir, refusing any path that would
-// leave it.
+// leave it (absolute, or with ..), links and other kinds of file, more than maxArchiveFiles
+// entries or maxArchiveBytes of content, and a dir that is a link already.
 func extractTarGz(rd io.Reader, dir string) error {
+	if err := CheckRunsDir(dir); err != nil {
+		return err
+	}
 	gz, err := gzip.NewReader(rd)
 	if err != nil {
 		return err
@@ -453,6 +465,8 @@ func extractTarGz(rd io.Reader, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	var files int
+	left := maxArchiveBytes
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -460,6 +474,9 @@ func extractTarGz(rd io.Reader, dir string) error {
 		}
 		if err != nil {
 			return err
+		}
+		if files++; files > maxArchiveFiles {
+			return fmt.Errorf("the archive holds more than %d entries", maxArchiveFiles)
 		}
 		name := filepath.FromSlash(hdr.Name)
 		if !filepath.IsLocal(name) {
@@ -472,20 +489,32 @@ func extractTarGz(rd io.Reader, dir string) error {
 				return err
 			}
 		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			if hdr.Size > left {
+				return fmt.Errorf("the archive's files pass %d bytes", maxArchiveBytes)
+			}
+			left -= hdr.Size
+			if err := extractFile(tr, path); err != nil {
 				return err
 			}
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
+		default:
+			return fmt.Errorf("the archive holds %q of type %q: a run's folder holds only files and folders, no links", hdr.Name, hdr.Typeflag)
 		}
 	}
+}
+
+// extractFile writes the archive's current file to path, over a file of the run's fetched
+// before (a resumed run), never through a link.
+func extractFile(tr *tar.Reader, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, tr)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
