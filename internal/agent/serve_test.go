@@ -97,7 +97,7 @@ func TestStrangersAreHeldForNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tc.Close()
+	defer func() { _ = tc.Close() }()
 	_, _ = io.WriteString(tc, "GET /v1/hello HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/hello HTTP/1.1\r\nHost: x\r\n\r\n")
 	_ = tc.SetReadDeadline(time.Now().Add(5 * time.Second))
 	rd := bufio.NewReader(tc)
@@ -172,7 +172,7 @@ func TestFailedHandshakesSummarised(t *testing.T) {
 	const tries = 30
 	for range tries {
 		if c, err := tls.Dial("tcp", addr, wrong); err == nil {
-			c.Close()
+			_ = c.Close()
 			t.Fatal("a handshake with another run's key succeeded")
 		}
 	}
