@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -277,5 +279,12 @@ func TestSecretFiles(t *testing.T) {
 	}
 	if back, err := ReadSecret(made); err != nil || back != secret || CheckSecret(secret) != nil {
 		t.Errorf("the made secret reads back %q (%v), want %q", back, err, secret)
+	}
+	if os.Geteuid() == 0 { // the cross-user case: user nobody cannot read the made secret
+		cat := exec.Command("cat", made)
+		cat.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		if out, err := cat.CombinedOutput(); err == nil || strings.Contains(string(out), secret) {
+			t.Errorf("user nobody read the made secret: %q %v", out, err)
+		}
 	}
 }
