@@ -33,16 +33,16 @@ on one machine (build, verify, start pinned, probe, stop), its load from the loa
 the coordinator names; the coordinator fetches the run's folder at the end.
 
 It speaks HTTP + JSON, protocol ` + fmt.Sprint(agent.Protocol) + ` (docs/distributed.md), and answers only calls
-carrying the run's secret (--secret-file, or ` + agent.SecretEnv + `; "-" reads its first line from
-stdin), over TLS 1.3 with a key derived from that secret, which the coordinator pins: without
-a secret it listens on loopback only, in clear. It sends load only to --server-address
-(loopback when not given), within bounds of its own. A load agent takes no runs: only
+carrying the run's secret (--secret-file, mode 0600, or ` + agent.SecretEnv + `; "-" reads its first line
+from stdin), over TLS 1.3 with a key derived from that secret, which the coordinator pins:
+given none, it makes one in a new file of mode 0600 and prints where. It sends load only to
+--server-address (IP[:port] or name[:port]; none given, nowhere), within bounds of its own. A load agent takes no runs: only
 --role server does, one at a time. A coordinator of another arena build refuses it. Pin it
 with taskset to the CPUs it may use; it reports them. With --exit-with-stdin it ends when
 its standard input closes: how an agent started over SSH dies with its session.`,
-		Example: `  head -c 32 /dev/urandom | xxd -p -c 64 > secret && chmod 600 secret
-  taskset -c 0 arena agent --listen 10.0.0.2:7600 --secret-file secret --server-address 10.0.0.1
-  arena run sleep --agent-addrs 10.0.0.2:7600 --agent-secret-file secret --server-address 10.0.0.1 --levels sleep-c800`,
+		Example: `  umask 077; head -c 32 /dev/urandom | xxd -p -c 64 > ~/.arena-secret
+  taskset -c 0 arena agent --listen 10.0.0.2:7600 --secret-file ~/.arena-secret --server-address 10.0.0.1
+  arena run sleep --agent-addrs 10.0.0.2:7600 --agent-secret-file ~/.arena-secret --server-address 10.0.0.1 --levels sleep-c800`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.serve(cmd) },
 	}
@@ -51,7 +51,8 @@ its standard input closes: how an agent started over SSH dies with its session.`
 	f.StringVar(&o.name, "name", "", "this agent's name in the results (default: the host name)")
 	f.BoolVar(&o.exitWithStdin, "exit-with-stdin", false, "exit when standard input closes (an agent started over SSH)")
 	f.StringVar(&o.secretFile, "secret-file", "", "the run's secret: a file (mode 0600) holding it, or - for the first line of stdin (default: $"+agent.SecretEnv+")")
-	f.StringSliceVar(&o.targets, "server-address", nil, "the server's address(es), IPs or names, the only ones this agent sends load to (default: loopback)")
+	f.StringSliceVar(&o.targets, "server-address", nil, "the server's address(es), IP[:port] or name[:port], the only ones this agent sends load to, on that port when one is given (default: none, no load is sent)")
+	f.BoolVar(&o.allowTargetProbe, "allow-target-probe", false, "as a server agent: let a run's --target-pid or --target-cgroup probe a process or cgroup of this host")
 	f.StringVar(&o.role, "role", "load", "load (shares of loads only) or server (also carries whole runs out: the lab beside the contender)")
 	f.StringVar(&o.runsDir, "runs", "", "as a server agent: the folder for the runs it carries out (default: a folder under the system's temp)")
 	return cmd
@@ -60,7 +61,7 @@ its standard input closes: how an agent started over SSH dies with its session.`
 // agentOptions are arena agent's flags.
 type agentOptions struct {
 	listen, name, runsDir, secretFile, role string
-	exitWithStdin                           bool
+	exitWithStdin, allowTargetProbe         bool
 	targets                                 []string
 }
 
@@ -69,40 +70,51 @@ func (o *agentOptions) serve(cmd *cobra.Command) error {
 	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		return fmt.Errorf("--listen %q: give host:port, e.g. 0.0.0.0:%d", o.listen, agent.DefaultPort)
 	}
+	if o.role != "load" && o.role != "server" {
+		return fmt.Errorf("--role %q: give load or server", o.role)
+	}
+	if err := agent.CheckAllowed(o.targets); err != nil {
+		return err
+	}
+	if err := agent.CheckRunsDir(o.runsDir); o.runsDir != "" && err != nil {
+		return fmt.Errorf("--runs: %w", err)
+	}
 	stdin := bufio.NewReader(cmd.InOrStdin())
 	secret, err := readAgentSecret(o.secretFile, stdin)
 	if err != nil {
 		return err
 	}
+	if secret == "" && o.secretFile == "" {
+		var file string
+		if secret, file, err = agent.MakeSecretFile(); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "arena agent: no --secret-file nor %s: made the run's secret in %s (mode 0600); hand it to the coordinator (--agent-secret-file)\n", agent.SecretEnv, file)
+	}
 	if err := agent.CheckListen(o.listen, secret); err != nil {
 		return err
-	}
-	if o.role != "load" && o.role != "server" {
-		return fmt.Errorf("--role %q: give load or server", o.role)
 	}
 	self := agent.Self(o.name)
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", o.listen, err)
 	}
-	transport := "in clear on loopback, without a secret"
-	if secret != "" {
-		transport = "TLS 1.3, its key the run's secret's"
-	}
-	served, err := agent.Listen(ln, secret)
+	transport := "TLS 1.3, its key the run's secret's"
+	served, err := agent.Listen(agent.LimitListener(ln, agent.MaxOpenConns), secret)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	ln = served
-	as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Secret: secret, Targets: o.targets, RunsDir: o.runsDir}
+	as := &agent.Server{Self: self, Resolve: agent.PlanResolver(scenarios.Find), Secret: secret, Targets: o.targets, RunsDir: o.runsDir,
+		AllowTargetProbe: o.allowTargetProbe}
 	if o.role == "server" {
 		as.Run = runHere(secret)
 	}
-	srv := &http.Server{Handler: as.Handler(),
-		ReadHeaderTimeout: 10 * time.Second}
+	srv, handshakes := agent.NewHTTPServer(as.Handler(), cmd.ErrOrStderr())
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
+	go handshakes.Summarise(ctx, agent.SummariseEvery)
 	if o.exitWithStdin {
 		go func() {
 			_, _ = io.Copy(io.Discard, stdin)

@@ -1,12 +1,19 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,14 +21,85 @@ import (
 	"github.com/arena-lab/arena/internal/results"
 )
 
-// An agent refuses to listen off loopback without the run's secret, and a role it does not
+// An agent refuses a secret too short, one in a file others may read, and a role it does not
 // know; the secret never comes from its arguments.
 func TestAgentRefusesToServeUnguarded(t *testing.T) {
 	t.Setenv(agent.SecretEnv, "")
-	refused(t, []string{"agent", "--listen", "0.0.0.0:0"}, "needs the run's secret")
 	refused(t, []string{"agent", "--listen", "127.0.0.1:0", "--role", "boss"}, `--role "boss"`)
+	refused(t, []string{"agent", "--listen", "127.0.0.1:0", "--server-address", "0.0.0.0"}, "not 0.0.0.0")
 	t.Setenv(agent.SecretEnv, "short")
 	refused(t, []string{"agent", "--listen", "0.0.0.0:0"}, "at least 32")
+	t.Setenv(agent.SecretEnv, "")
+	open := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(open, []byte(strings.Repeat("a", 64)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, []string{"agent", "--listen", "127.0.0.1:0", "--role", "server", "--secret-file", open}, "chmod 600")
+}
+
+// lockedBuffer is a bytes.Buffer an agent's goroutine writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestAgentWithoutASecretMakesOne: a server agent given no secret (issue 34, 2) does not
+// serve without one: it makes one in a file of mode 0600, says where, and answers a call
+// without it with 401.
+func TestAgentWithoutASecretMakesOne(t *testing.T) {
+	t.Setenv(agent.SecretEnv, "")
+	cmd := newAgentCmd()
+	var stdout, stderr lockedBuffer
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SetIn(strings.NewReader(""))
+	cmd.SetArgs([]string{"--listen", "127.0.0.1:0", "--role", "server", "--server-address", "127.0.0.1:1"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the agent: %v", err)
+		}
+	}()
+	made := regexp.MustCompile(`made the run's secret in (\S+) `)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stdout.String(), "listening on") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	m := made.FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("the agent said nothing of a secret it made:\n%s\n%s", stdout.String(), stderr.String())
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(m[1])) })
+	st, err := os.Stat(m[1])
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the secret file %s: %v %v, want mode 0600", m[1], st, err)
+	}
+	secret, err := agent.ReadSecret(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimSpace(stdout.String()[strings.LastIndex(stdout.String(), " ")+1:])
+	if _, err := agent.Dial(ctx, addr, secret); err != nil {
+		t.Errorf("the coordinator holding the made secret: %v", err)
+	}
+	if _, err := agent.Dial(ctx, addr, strings.Repeat("f", 64)); err == nil {
+		t.Error("a coordinator with another secret was answered")
+	}
 }
 
 // TestRunSpecTravels: the flags build one spec, which reaches a server agent through JSON as

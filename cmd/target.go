@@ -168,6 +168,11 @@ func checkTargetSpec(spec results.RunSpec, plan scenario.Plan) error {
 	if err := checkTarget(t); err != nil {
 		return err
 	}
+	// A spec read from a file or sent to a server agent carries an address beside its URL:
+	// the load goes to the address, so it must be the URL's, derived and not taken as sent.
+	if addr, err := targetAddr(t.URL); err != nil || addr != t.Addr {
+		return fmt.Errorf("the target's address %q is not its URL's (%s %v): a spec's address is derived from its URL", t.Addr, t.URL, err)
+	}
 	if runnable, refused := lab.TargetLevels(t, plan.Levels); len(runnable) == 0 {
 		return fmt.Errorf("the target can run none of the scenario's levels:\n  %s", strings.Join(refused, "\n  "))
 	}
@@ -190,8 +195,8 @@ func checkTargetFlags(cmd *cobra.Command, af *agentFlags, t *results.Target) err
 		return errors.New("--hosts and --kubernetes carry the run out where arena starts the contender: with --target, drive the load from here (--agents) or from agents already running (--agent-addrs)")
 	case af.serverAddress != "":
 		return errors.New("--server-address is where agents reach a contender arena starts: with --target, they reach --target's address (start them with --server-address set to it)")
-	case af.processes != 0 && !net.ParseIP(host).IsLoopback():
-		return fmt.Errorf("--agent-processes start agents that send load to loopback only: a target at %s needs --agent-addrs of agents started with --server-address %s", t.Addr, host)
+	case af.processes != 0 && host != "127.0.0.1":
+		return fmt.Errorf("--agent-processes start agents that send load to 127.0.0.1 only: a target at %s needs --agent-addrs of agents started with --server-address %s", t.Addr, t.Addr)
 	case cmd.Flags().Changed("heap"):
 		return errors.New("--heap is the heap arena gives the contenders it starts: a target's is its own")
 	}

@@ -4,11 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"github.com/arena-lab/arena/internal/contender"
+	"github.com/arena-lab/arena/internal/results"
 )
 
 // What makes no sense with --target, or is no target, is refused at once with what to do,
@@ -42,7 +44,7 @@ func TestRunTargetRefusesWhatMakesNoSense(t *testing.T) {
 		{"with kubernetes", append([]string{"--kubernetes"}, none...), []string{"--hosts and --kubernetes"}},
 		{"with a server address", append([]string{"--agent-addrs", "127.0.0.1:7600", "--server-address", "127.0.0.1"}, none...), []string{"--server-address"}},
 		{"agent processes off loopback", []string{"--target", "http://10.0.0.9:8080", "--target-knobs", "none", "--agent-processes", "2"},
-			[]string{"loopback only", "--server-address 10.0.0.9"}},
+			[]string{"127.0.0.1 only", "--server-address 10.0.0.9"}},
 		{"with heap", append([]string{"--heap", "1024"}, none...), []string{"--heap"}},
 		{"a bad name", append([]string{"--target-name", "My Server"}, none...), []string{`--target-name "My Server"`, "a-z, 0-9 and -"}},
 		{"a contender's name", append([]string{"--target-name", "go-nethttp", "--server-cpus", "0", "--client-cpus", "0"}, none...), []string{"a contender of this lab has that name"}},
@@ -99,5 +101,18 @@ func TestTargetFromFlags(t *testing.T) {
 	cmd, f = parse("--target", "http://127.0.0.1:9000", "--target-knobs", "WORKER_THREADS", "--target-env", "WORKER_THREADS=11")
 	if tg, err = f.target(cmd); err != nil || tg.Env["WORKER_THREADS"] != "11" || !slices.Equal(tg.Knobs, []string{"WORKER_THREADS"}) {
 		t.Fatalf("started with: %+v, %v", tg, err)
+	}
+}
+
+// TestSpecTargetAddressIsItsURLs: a spec from a file or a coordinator whose target's address
+// is not its URL's (the load would go to the address) is refused before anything runs.
+func TestSpecTargetAddressIsItsURLs(t *testing.T) {
+	spec := results.RunSpec{Scenario: "sleep", Repeat: 1, Target: &results.Target{Name: "t", URL: "http://127.0.0.1:8080", Addr: "127.0.0.1:9", Knobs: []string{}}}
+	if _, err := checkSpec(spec); err == nil || !strings.Contains(err.Error(), "not its URL's") {
+		t.Errorf("a target whose address is not its URL's: %v", err)
+	}
+	spec.Target.Addr = "127.0.0.1:8080"
+	if _, err := checkSpec(spec); err != nil {
+		t.Errorf("the same target with its URL's address: %v", err)
 	}
 }

@@ -118,9 +118,8 @@ func runFleet(t *testing.T, ld load.Load, n int, addr string) (*Merged, []*Share
 			runners = append(runners, &InProcess{Self: self, Resolve: resolverOf(ld)})
 			continue
 		}
-		srv := httptest.NewServer((&Server{Self: self, Resolve: resolverOf(ld)}).Handler())
-		t.Cleanup(srv.Close)
-		r, err := Dial(context.Background(), strings.TrimPrefix(srv.URL, "http://"), "")
+		srv := serveTLS(t, &Server{Self: self, Secret: testSecret, Targets: []string{addr}, Resolve: resolverOf(ld)})
+		r, err := Dial(context.Background(), strings.TrimPrefix(srv.URL, "https://"), testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,8 +203,8 @@ func TestLateAgentAbortsTheLevel(t *testing.T) {
 // TestAgentRefusesAnotherBuild: Dial refuses an agent of another build or protocol.
 func TestAgentRefusesAnotherBuild(t *testing.T) {
 	for _, h := range []Hello{{Protocol: Protocol, Version: "0123456789ab", Name: "old"}, {Protocol: Protocol + 1, Version: Version(), Name: "new"}} {
-		srv := httptest.NewServer((&Server{Self: h}).Handler())
-		_, err := Dial(context.Background(), strings.TrimPrefix(srv.URL, "http://"), "")
+		srv := serveTLS(t, &Server{Self: h, Secret: testSecret})
+		_, err := Dial(context.Background(), strings.TrimPrefix(srv.URL, "https://"), testSecret)
 		srv.Close()
 		if err == nil || !strings.Contains(err.Error(), "same arena build") {
 			t.Errorf("agent %s: want a refusal, got %v", h.Name, err)

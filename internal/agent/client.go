@@ -120,6 +120,11 @@ func (r *Remote) request(ctx context.Context, method, path string, body io.Reade
 	return req, nil
 }
 
+// MaxAnswer bounds an agent's answer the coordinator decodes: a share's histograms and
+// windows are a few MiB at most; an agent (or someone in its place) sends no more (a
+// variable so that a test can reach it).
+var maxAnswer int64 = 64 << 20
+
 // do sends req and reads a 200's JSON into v, or the agent's Failure as the error.
 func (r *Remote) do(req *http.Request, v any) error {
 	resp, err := r.client.Do(req)
@@ -135,7 +140,7 @@ func (r *Remote) do(req *http.Request, v any) error {
 		}
 		return fmt.Errorf("%s %s: %s", req.Method, req.URL.Path, resp.Status)
 	}
-	if err := decodeJSON(resp.Body, v); err != nil {
+	if err := decodeJSON(io.LimitReader(resp.Body, maxAnswer), v); err != nil {
 		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 	}
 	return nil

@@ -10,7 +10,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/arena-lab/arena/internal/load"
@@ -51,11 +55,14 @@ func CheckSecret(s string) error {
 }
 
 // ReadSecret reads the secret from file (its first line), or from SecretEnv when file is "";
-// "" when neither gives one.
+// "" when neither gives one. A file that others may read is refused (CheckSecretFile).
 func ReadSecret(file string) (string, error) {
 	if file == "" {
 		secret := strings.TrimSpace(os.Getenv(SecretEnv))
 		return secret, os.Unsetenv(SecretEnv) // read once: nothing this process starts inherits it
+	}
+	if err := CheckSecretFile(file); err != nil {
+		return "", err
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -65,32 +72,69 @@ func ReadSecret(file string) (string, error) {
 	return strings.TrimSpace(line), nil
 }
 
-// CheckListen refuses to serve without a secret anywhere but on loopback: an agent on a
-// network address without one would run anyone's load.
-func CheckListen(listen, secret string) error {
-	if secret != "" {
-		return CheckSecret(secret)
-	}
-	host, _, err := net.SplitHostPort(listen)
+// CheckSecretFile refuses a secret file another user may read: one readable or writable by
+// others, or by a group that is not the user's own private group (the group of the same id
+// as the user, as a Kubernetes pod's fsGroup gives its Secret's files).
+func CheckSecretFile(file string) error {
+	st, err := os.Stat(file)
 	if err != nil {
-		return err
+		return fmt.Errorf("the agents' secret: %w", err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("--listen %s without a secret: an agent off loopback needs the run's secret (--secret-file, or %s)", listen, SecretEnv)
+	perm := st.Mode().Perm()
+	private := false
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		private = int(sys.Gid) == os.Getegid() && os.Getegid() == os.Geteuid()
+	}
+	if perm&0o007 != 0 || perm&0o070 != 0 && !private {
+		return fmt.Errorf("the agents' secret %s has mode %04o: other users may read it; chmod 600 %s", file, perm, file)
 	}
 	return nil
 }
 
+// MakeSecretFile makes a secret in a file of mode 0600 in a new folder of mode 0700 under
+// the system's temp folder (os.MkdirTemp: a name nobody else chose), for an agent started
+// without one; it returns the secret and the file.
+func MakeSecretFile() (secret, file string, err error) {
+	if secret, err = NewSecret(); err != nil {
+		return "", "", err
+	}
+	dir, err := os.MkdirTemp("", "arena-agent-secret-")
+	if err != nil {
+		return "", "", fmt.Errorf("making the agent's secret file: %w", err)
+	}
+	file = filepath.Join(dir, "secret")
+	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("making the agent's secret file: %w", err)
+	}
+	return secret, file, nil
+}
+
+// CheckListen refuses to serve without a good secret, anywhere: on loopback too, since every
+// user of the host reaches loopback.
+func CheckListen(listen, secret string) error {
+	if _, _, err := net.SplitHostPort(listen); err != nil {
+		return err
+	}
+	if secret == "" {
+		return fmt.Errorf("--listen %s without a secret: an agent needs the run's secret (--secret-file, or %s)", listen, SecretEnv)
+	}
+	return CheckSecret(secret)
+}
+
 // authorize passes a call that carries the secret, and answers any other 401 with nothing
-// else: no name, no build, no route.
+// else: no name, no build, no route. An agent without a secret answers nobody.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	want := []byte("Bearer " + s.Secret)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.Secret != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if s.Secret == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="arena agent"`)
+			w.Header().Set("Connection", "close") // nothing held open for a stranger
 			writeError(w, http.StatusUnauthorized, "this agent answers only its coordinator: give the run's secret")
 			return
 		}
+		// The coordinator's run or load lasts longer than the server's read timeout, whose
+		// end would cancel it: lifted for the caller holding the secret.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		next.ServeHTTP(w, r)
 	})
 }
@@ -129,6 +173,9 @@ func (s *Server) checkJob(ctx context.Context, job Job) error {
 		if err := CheckPath(c.Path); err != nil {
 			return err
 		}
+		if c.Connections < 1 {
+			return fmt.Errorf("closed loop over %d connections: give 1 to %d", c.Connections, MaxConnections)
+		}
 		if c.Duration <= 0 || c.Timeout < 0 {
 			return fmt.Errorf("closed loop of %s with timeout %s: give a duration above 0", c.Duration, c.Timeout)
 		}
@@ -154,6 +201,9 @@ func checkLoad(ld load.Load) error {
 		if st.Rate > MaxRate {
 			return fmt.Errorf("stream %s at %.0f requests a second: this agent allows at most %d", st.Tag, st.Rate, MaxRate)
 		}
+		if st.Connections < 0 {
+			return fmt.Errorf("stream %s over %d connections: give 0 (one a hit) to %d", st.Tag, st.Connections, MaxConnections)
+		}
 		conns += st.Connections
 	}
 	if conns > MaxConnections {
@@ -177,39 +227,96 @@ func CheckPath(p string) error {
 	return nil
 }
 
-// checkTarget passes a target on one of the server addresses this agent was started with
-// (names resolved now, so a Kubernetes Service's pod address counts), or on loopback when
-// it was started with none.
+// checkTarget passes a target, an IP and a port, that one of the addresses this agent was
+// started with allows (Allowed); an agent started with none sends load nowhere: on a shared
+// host every user's services listen on loopback, so loopback is no allow-list.
 func (s *Server) checkTarget(ctx context.Context, target string) error {
-	host, _, err := net.SplitHostPort(target)
+	ip, port, err := splitTarget(target)
 	if err != nil {
-		return fmt.Errorf("target %q: give host:port", target)
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return fmt.Errorf("target %q: give the server's IP address", target)
+		return err
 	}
 	if len(s.Targets) == 0 {
-		if ip.IsLoopback() {
-			return nil
-		}
-		return fmt.Errorf("target %s: this agent sends load only to loopback (started without --server-address)", target)
+		return fmt.Errorf("target %s: this agent was started with no --server-address, so it sends load nowhere: start it with --server-address IP[:port]", target)
 	}
-	for _, allowed := range s.Targets {
-		if a := net.ParseIP(allowed); a != nil {
-			if a.Equal(ip) {
-				return nil
-			}
+	for _, raw := range s.Targets {
+		a, err := ParseAllowed(raw)
+		if err != nil {
+			return err
+		}
+		if a.Port != 0 && a.Port != port {
 			continue
 		}
-		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ips, _ := net.DefaultResolver.LookupIP(lctx, "ip", allowed)
-		cancel()
-		for _, a := range ips {
-			if a.Equal(ip) {
-				return nil
-			}
+		if slices.ContainsFunc(a.ips(ctx), ip.Equal) {
+			return nil
 		}
 	}
 	return fmt.Errorf("target %s: this agent sends load only to %s, the server address(es) it was started with", target, strings.Join(s.Targets, ", "))
+}
+
+// splitTarget is target's IP and port: an address, never a name, which would be resolved
+// wherever its sender chose.
+func splitTarget(target string) (net.IP, int, error) {
+	host, portText, err := net.SplitHostPort(target)
+	if err != nil {
+		return nil, 0, fmt.Errorf("target %q: give IP:port", target)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return nil, 0, fmt.Errorf("target %q: give the server's IP address, not a name", target)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, 0, fmt.Errorf("target %q: give a port from 1 to 65535", target)
+	}
+	return ip, port, nil
+}
+
+// Allowed is an address an agent may send load to (its --server-address): an IP or a name
+// the agent's own resolver looks up at each job (a Kubernetes Service's pod address), and a
+// port, 0 when any port of it.
+type Allowed struct {
+	Host string
+	Port int
+}
+
+// ParseAllowed reads one --server-address: IP, IP:port, name or name:port ([v6]:port). An
+// unspecified address (0.0.0.0, ::) or a multicast one allows nothing: it is refused.
+func ParseAllowed(raw string) (Allowed, error) {
+	host, port := raw, 0
+	if h, p, err := net.SplitHostPort(raw); err == nil {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return Allowed{}, fmt.Errorf("--server-address %q: give a port from 1 to 65535", raw)
+		}
+		host, port = h, n
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		if ip.IsUnspecified() || ip.IsMulticast() {
+			return Allowed{}, fmt.Errorf("--server-address %s: give the server's own address, not %s", raw, host)
+		}
+	} else if host == "" || strings.ContainsAny(host, "/ \t\r\n[]@") {
+		return Allowed{}, fmt.Errorf("--server-address %q: give IP[:port] or a host name[:port]", raw)
+	}
+	return Allowed{Host: host, Port: port}, nil
+}
+
+// CheckAllowed refuses a list of --server-address an agent could not hold to.
+func CheckAllowed(targets []string) error {
+	for _, t := range targets {
+		if _, err := ParseAllowed(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ips are the addresses a allows: its IP, or its name's addresses now.
+func (a Allowed) ips(ctx context.Context) []net.IP {
+	if ip := net.ParseIP(a.Host); ip != nil {
+		return []net.IP{ip}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ips, _ := net.DefaultResolver.LookupIP(lctx, "ip", a.Host)
+	return ips
 }

@@ -8,7 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,6 +137,8 @@ func TestJobsOutsideTheBoundsGet400(t *testing.T) {
 		{"100,000 connections", "at most 20000", func(j *Job) { j.Closed.Connections = 100_000 }},
 		{"an hour", "at most 30m0s", func(j *Job) { j.Closed.Duration = time.Hour }},
 		{"no duration", "duration above 0", func(j *Job) { j.Closed.Duration = 0 }},
+		{"no connections", "over 0 connections", func(j *Job) { j.Closed.Connections = 0 }},
+		{"-5 connections", "over -5 connections", func(j *Job) { j.Closed.Connections = -5 }},
 		{"a 1-ms interval", "interval 1ms", func(j *Job) { j.Interval = time.Millisecond }},
 		{"a start an hour ahead", "within 1m0s", func(j *Job) { j.Start = time.Now().Add(time.Hour) }},
 		{"part 3 of 2", "part 3 of 2", func(j *Job) { j.Part, j.Parts = 3, 2 }},
@@ -200,14 +206,16 @@ func TestBusyServerAgentAnswersOnlyItsCoordinator(t *testing.T) {
 	}
 }
 
-// TestCheckListen: no secret is allowed on loopback only; a short secret nowhere.
+// TestCheckListen: no secret is allowed nowhere, loopback included (every user of the host
+// reaches it); a short secret nowhere.
 func TestCheckListen(t *testing.T) {
 	for _, c := range []struct {
 		listen, secret string
 		ok             bool
 	}{
-		{"127.0.0.1:7600", "", true}, {"[::1]:7600", "", true}, {"localhost:7600", "", true},
+		{"127.0.0.1:7600", "", false}, {"[::1]:7600", "", false}, {"localhost:7600", "", false},
 		{"0.0.0.0:7600", "", false}, {"10.0.0.2:7600", "", false}, {":7600", "", false},
+		{"127.0.0.1:7600", testSecret, true},
 		{"0.0.0.0:7600", testSecret, true}, {"0.0.0.0:7600", "short", false},
 	} {
 		if err := CheckListen(c.listen, c.secret); (err == nil) != c.ok {
@@ -228,4 +236,55 @@ func withRate(ld load.OpenLoop, rate int) load.OpenLoop {
 	ld.Streams = append([]load.Stream(nil), ld.Streams...)
 	ld.Streams[0].Pacer = load.PerSecond(rate)
 	return ld
+}
+
+// TestSecretFiles: a secret file others may read is refused with the chmod that mends it; one
+// the agent makes for itself is 0600 in a folder of 0700 nobody else named, and reads back.
+func TestSecretFiles(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "secret")
+	if err := os.WriteFile(file, []byte(testSecret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSecret(file); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a secret file of mode 0644: %v, want refused", err)
+	}
+	if err := os.Chmod(file, 0o604); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSecret(file); err == nil {
+		t.Error("a secret file others may read (0604) was read")
+	}
+	if err := os.Chmod(file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := ReadSecret(file); err != nil || s != testSecret {
+		t.Errorf("a secret file of mode 0600: %q %v", s, err)
+	}
+	secret, made, err := MakeSecretFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(made)) })
+	fst, err := os.Stat(made)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := os.Stat(filepath.Dir(made))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fst.Mode().Perm() != 0o600 || dst.Mode().Perm() != 0o700 {
+		t.Errorf("the made secret file %s: mode %04o in a folder of %04o, want 0600 in 0700", made, fst.Mode().Perm(), dst.Mode().Perm())
+	}
+	if back, err := ReadSecret(made); err != nil || back != secret || CheckSecret(secret) != nil {
+		t.Errorf("the made secret reads back %q (%v), want %q", back, err, secret)
+	}
+	if os.Geteuid() == 0 { // the cross-user case: user nobody cannot read the made secret
+		cat := exec.Command("cat", made)
+		cat.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		if out, err := cat.CombinedOutput(); err == nil || strings.Contains(string(out), secret) {
+			t.Errorf("user nobody read the made secret: %q %v", out, err)
+		}
+	}
 }

@@ -19,11 +19,13 @@ import (
 type Server struct {
 	Self    Hello
 	Resolve Resolver
-	// Secret is the run's secret every call must carry; "" only on loopback (CheckListen).
+	// Secret is the run's secret every call must carry; an agent without one answers nobody.
 	Secret string
-	// Targets are the server addresses (IPs, or names resolved at each job) the agent may
-	// send load to; none means loopback only.
+	// Targets are the server addresses the agent may send load to (ParseAllowed: IP or name
+	// resolved at each job, with a port or not); none means nowhere.
 	Targets []string
+	// AllowTargetProbe lets a run's target name a pid or a cgroup of this host to probe.
+	AllowTargetProbe bool
 	// Run and RunsDir make it a server agent: the whole run on its host (serverrun.go). A
 	// load agent has no Run, and no /v1/run or /v1/runs route.
 	Run     RunFunc

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -98,5 +101,67 @@ func TestServerAgentRunsTheSpec(t *testing.T) {
 		if !reflect.DeepEqual(got, req) || gotDir != runsDir {
 			t.Errorf("the lab was given %+v in %s, want %+v in %s", got, gotDir, req, runsDir)
 		}
+	}
+}
+
+// TestRunsFoldersNobodyElseChose replays issue 34 (5): another user's link planted at the old
+// fixed default ($TMPDIR/arena-agent-runs) is not followed, the default being a new folder
+// of the agent's own; a runs folder that is a link, that others may write in, or that another
+// user owns, and a run's folder that is a link, are refused before the lab is handed the run.
+func TestRunsFoldersNobodyElseChose(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	theirs := t.TempDir()
+	if err := os.Symlink(theirs, filepath.Join(tmp, "arena-agent-runs")); err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	s := &Server{Self: Self("srv"), Secret: testSecret, Run: func(ctx context.Context, req RunRequest, runsDir string, out io.Writer) (string, error) {
+		dirs = append(dirs, runsDir)
+		return results.RunComplete, nil
+	}}
+	url := serveTLS(t, s).URL
+	req := RunRequest{Spec: results.RunSpec{ID: "r1"}}
+	if code, body := call(t, url, "POST", "/v1/run", testSecret, req); code != http.StatusOK {
+		t.Fatalf("a run in the default folder: %d %s", code, body)
+	}
+	st, err := os.Lstat(dirs[0])
+	if err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 || !strings.HasPrefix(filepath.Base(dirs[0]), "arena-agent-runs-") {
+		t.Errorf("the default runs folder %s: %v %v, want a new folder of mode 0700", dirs[0], st, err)
+	}
+	refuse := func(what, runsDir, want string) {
+		t.Helper()
+		s.RunsDir = runsDir
+		if code, body := call(t, url, "POST", "/v1/run", testSecret, req); code != http.StatusBadRequest || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s; want 400 saying %q", what, code, body, want)
+		}
+	}
+	link := filepath.Join(tmp, "link")
+	if err := os.Symlink(theirs, link); err != nil {
+		t.Fatal(err)
+	}
+	refuse("a runs folder that is a link", link, "symbolic link")
+	open := filepath.Join(tmp, "open")
+	if err := os.Mkdir(open, 0o700); err != nil || os.Chmod(open, 0o777) != nil {
+		t.Fatal(err)
+	}
+	refuse("a runs folder others may write in", open, "others may write")
+	mine := t.TempDir()
+	if err := os.Symlink(theirs, filepath.Join(mine, "r1")); err != nil {
+		t.Fatal(err)
+	}
+	refuse("a run's folder that is a link", mine, "symbolic link")
+	if os.Geteuid() == 0 { // the cross-user case: a folder of user nobody's
+		other := filepath.Join(tmp, "nobodys")
+		if err := os.Mkdir(other, 0o700); err != nil || os.Chown(other, 65534, 65534) != nil {
+			t.Fatal(err)
+		}
+		refuse("a runs folder of another user's", other, "belongs to user 65534")
+	}
+	if len(dirs) != 1 {
+		t.Errorf("the lab was handed %d run(s), want the first only", len(dirs))
+	}
+	if entries, _ := os.ReadDir(theirs); len(entries) != 0 {
+		t.Errorf("the planted folder holds %d entries", len(entries))
 	}
 }

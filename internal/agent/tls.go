@@ -61,12 +61,9 @@ func ServerTLS(secret string) (*tls.Config, error) {
 	return &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}, nil
 }
 
-// Listen is where an agent holding secret serves: ln in TLS with the run's key; without a
-// secret ln itself, in clear (on loopback only: CheckListen).
+// Listen is where an agent holding secret serves: ln in TLS with the run's key. There is no
+// agent without a secret.
 func Listen(ln net.Listener, secret string) (net.Listener, error) {
-	if secret == "" {
-		return ln, nil
-	}
 	cfg, err := ServerTLS(secret)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -92,17 +93,34 @@ func TestAgentsTransportIsPinnedTLS(t *testing.T) {
 	}
 }
 
-// Without a secret an agent (on loopback only) serves in clear, and its callers reach it so.
-func TestNoSecretServesInClear(t *testing.T) {
+// There is no agent without a secret (issue 34, 2): Listen refuses to serve without one, and
+// a Server given none answers every call, its coordinator's "empty" one included, with 401.
+func TestNoAgentWithoutASecret(t *testing.T) {
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	if ln, err := Listen(raw, ""); err != nil || ln != raw {
-		t.Errorf("Listen without a secret: %v, %v", ln, err)
+	if _, err := Listen(raw, ""); err == nil {
+		t.Error("Listen without a secret served")
 	}
-	if _, scheme, err := Client(""); err != nil || scheme != "http" {
-		t.Errorf("Client without a secret: %s, %v", scheme, err)
+	srv := httptest.NewServer((&Server{Self: Self("bare"), Run: func(context.Context, RunRequest, string, io.Writer) (string, error) {
+		t.Error("a run was carried out for a caller without a secret")
+		return "", nil
+	}}).Handler())
+	defer srv.Close()
+	for _, auth := range []string{"", "Bearer ", "Bearer"} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/run", strings.NewReader(`{"spec":{"id":"r"}}`))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a run on an agent without a secret, Authorization %q: %d, want 401", auth, resp.StatusCode)
+		}
 	}
 }

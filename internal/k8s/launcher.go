@@ -389,7 +389,8 @@ func (l *Launcher) Cleanup(ctx context.Context) error {
 	return errors.Join(append(errs, l.deleteGuards(ctx, opts, del))...)
 }
 
-// deleteGuards deletes the run's Secret, Service and NetworkPolicies, found by label.
+// deleteGuards deletes the run's Secret (by its name), Service and NetworkPolicies (found by
+// label).
 func (l *Launcher) deleteGuards(ctx context.Context, opts metav1.ListOptions, del metav1.DeleteOptions) error {
 	ns := l.Options.WithDefaults().Namespace
 	var errs []error
@@ -399,13 +400,9 @@ func (l *Launcher) deleteGuards(ctx context.Context, opts metav1.ListOptions, de
 		}
 	}
 	secrets, services, policies := l.Client.CoreV1().Secrets(ns), l.Client.CoreV1().Services(ns), l.Client.NetworkingV1().NetworkPolicies(ns)
-	if list, err := secrets.List(ctx, opts); err == nil {
-		for _, x := range list.Items {
-			note("delete secret "+x.Name, secrets.Delete(ctx, x.Name, del))
-		}
-	} else {
-		note("list the run's secrets", err)
-	}
+	// By name: the launcher's Role may not list Secrets, which would read them all.
+	name := secretName(l.Options.WithDefaults().RunID)
+	note("delete secret "+name, secrets.Delete(ctx, name, del))
 	if list, err := services.List(ctx, opts); err == nil {
 		for _, x := range list.Items {
 			note("delete service "+x.Name, services.Delete(ctx, x.Name, del))

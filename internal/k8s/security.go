@@ -90,7 +90,9 @@ func policies(o Options) []*networkingv1.NetworkPolicy {
 }
 
 // LauncherRole is the least `arena run --kubernetes` needs in the namespace: create, watch
-// and delete what a run places, nothing cluster-wide, no reading of other secrets.
+// and delete what a run places, nothing cluster-wide, and no reading of Secrets (get or
+// list would hand over every Secret of the namespace): it creates its run's and deletes it
+// by name.
 func LauncherRole(namespace string) *rbacv1.Role {
 	manage := []string{"create", "get", "list", "delete"}
 	return &rbacv1.Role{
@@ -98,7 +100,8 @@ func LauncherRole(namespace string) *rbacv1.Role {
 		ObjectMeta: metav1.ObjectMeta{Name: "arena-launcher", Namespace: namespace},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
-			{APIGroups: []string{""}, Resources: []string{"secrets", "services"}, Verbs: manage},
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: manage},
 			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: manage},
 			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: manage},
 		},

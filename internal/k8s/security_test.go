@@ -111,5 +111,13 @@ func TestK8sLauncherRoleIsLeast(t *testing.T) {
 				t.Errorf("rule %+v names %s, which a run does not place", rule, res)
 			}
 		}
+		// get, list or watch on Secrets reads every Secret of the namespace (issue 34, 8).
+		if slices.Contains(rule.Resources, "secrets") {
+			for _, v := range rule.Verbs {
+				if v != "create" && v != "delete" {
+					t.Errorf("rule %+v lets the launcher %s Secrets", rule, v)
+				}
+			}
+		}
 	}
 }

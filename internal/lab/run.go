@@ -404,8 +404,10 @@ func markFailed(run *results.Run) {
 func (l *Lab) unsaved(run *results.Run, dir string, err error) (*results.Run, string, error) {
 	markFailed(run)
 	why := fmt.Errorf("cannot save the results in %s, so the run stopped with %d cell(s) measured: %w", dir, len(run.Cells), err)
-	spare := filepath.Join(os.TempDir(), "arena-"+cmp.Or(run.ID, "run"))
-	if os.MkdirAll(spare, 0o755) == nil && results.Save(run, spare) == nil {
+	// A new folder of a name nobody else chose: a fixed name under the temp folder is one
+	// another user could have made first, or linked to a folder of theirs.
+	spare, mkErr := os.MkdirTemp("", "arena-"+cmp.Or(run.ID, "run")+"-")
+	if mkErr == nil && results.Save(run, spare) == nil {
 		return run, spare, fmt.Errorf("%w; what was measured is kept in %s", why, spare)
 	}
 	return run, dir, why

@@ -23,10 +23,13 @@ const DefaultPort = 7600
 
 // Hosts is a parsed hosts file: the contender's host and the load agents' hosts.
 type Hosts struct {
-	Path      string       // the file, as given
-	SSHConfig string       // absolute path of the ssh_config for every ssh and scp call, or ""
-	Server    ServerHost   // where the contender runs
-	Clients   []ClientHost // where the load agents run, in file order
+	Path      string // the file, as given
+	SSHConfig string // absolute path of the ssh_config for every ssh and scp call, or ""
+	// KnownHosts is the absolute path of a known_hosts file every ssh and scp call checks the
+	// hosts' keys against, refusing a host whose key is not in it; "" for ssh's own choice.
+	KnownHosts string
+	Server     ServerHost   // where the contender runs
+	Clients    []ClientHost // where the load agents run, in file order
 }
 
 // ServerHost is where the contender runs.
@@ -65,19 +68,26 @@ type ClientHost struct {
 func (c ClientHost) Addr() string { return net.JoinHostPort(c.Address, strconv.Itoa(c.Port)) }
 
 // SSHArgs are the base arguments of every ssh and scp call for these hosts: ["-F", config]
-// when the file names an ssh_config, else none.
+// when the file names an ssh_config, and the known_hosts file it names, strictly checked.
 func (h *Hosts) SSHArgs() []string {
-	if h.SSHConfig == "" {
-		return nil
+	var args []string
+	if h.SSHConfig != "" {
+		args = append(args, "-F", h.SSHConfig)
 	}
-	return []string{"-F", h.SSHConfig}
+	if h.KnownHosts != "" {
+		// Only this file's keys: a host whose key is missing or another is refused, never
+		// added (the key pinned, as the agents' TLS key is).
+		args = append(args, "-o", "UserKnownHostsFile="+h.KnownHosts, "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes")
+	}
+	return args
 }
 
 // fileHosts is the file's shape; pointers tell a missing port from a zero one.
 type fileHosts struct {
-	SSHConfig string       `toml:"ssh_config"`
-	Server    *fileServer  `toml:"server"`
-	Client    []fileClient `toml:"client"`
+	SSHConfig  string       `toml:"ssh_config"`
+	KnownHosts string       `toml:"known_hosts"`
+	Server     *fileServer  `toml:"server"`
+	Client     []fileClient `toml:"client"`
 }
 
 // fileServer is the file's [server] table.
@@ -131,6 +141,11 @@ func ParseHosts(path string) (*Hosts, error) {
 			return nil, err
 		}
 	}
+	if f.KnownHosts != "" {
+		if h.KnownHosts, err = knownHostsOf(f.KnownHosts, pos); err != nil {
+			return nil, err
+		}
+	}
 	if f.Server == nil {
 		return nil, fmt.Errorf("%s: no [server] table: name the contender's host with its address and cpus", path)
 	}
@@ -180,7 +195,7 @@ func (p filePositions) unknownField(k toml.Key) error {
 			where = fmt.Sprintf("%s:%d", p.path, n)
 		}
 	}
-	return fmt.Errorf("%s: unknown field %q: a hosts file has ssh_config, [server] with name, address, cpus, ssh, root, lab_cpus, port, and [[client]] entries with name, ssh, address, cpus, port", where, k.String())
+	return fmt.Errorf("%s: unknown field %q: a hosts file has ssh_config, known_hosts, [server] with name, address, cpus, ssh, root, lab_cpus, port, and [[client]] entries with name, ssh, address, cpus, port", where, k.String())
 }
 
 // checkField is fn's verdict on an entry's field, as an error that says where.
@@ -211,6 +226,23 @@ func sshConfigOf(given string, pos filePositions) (string, error) {
 		return "", fmt.Errorf("%s: ssh_config %q: %v: give a path to an existing ssh_config, relative to the hosts file", pos.at("", 0, "ssh_config"), given, err)
 	}
 	return cfg, nil
+}
+
+// knownHostsOf is the hosts file's known_hosts, absolute: a file that exists, which no one but
+// its owner may write (a key added by another user would pin their host).
+func knownHostsOf(given string, pos filePositions) (string, error) {
+	path, err := sshConfigOf(given, pos)
+	if err != nil {
+		return "", fmt.Errorf("%s: known_hosts %q: give a path to an existing known_hosts file, relative to the hosts file", pos.at("", 0, "known_hosts"), given)
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s: known_hosts %q: not a file", pos.at("", 0, "known_hosts"), given)
+	}
+	if st.Mode().Perm()&0o022 != 0 {
+		return "", fmt.Errorf("%s: known_hosts %s has mode %04o: others may add keys to it; chmod go-w %s", pos.at("", 0, "known_hosts"), path, st.Mode().Perm(), path)
+	}
+	return path, nil
 }
 
 // serverOf is the file's [server], checked.
@@ -345,10 +377,11 @@ func WriteHosts(path string, h *Hosts) error {
 		Port    int    `toml:"port,omitzero"`
 	}
 	out := struct {
-		SSHConfig string   `toml:"ssh_config,omitempty"`
-		Server    server   `toml:"server"`
-		Client    []client `toml:"client"`
-	}{SSHConfig: h.SSHConfig, Server: server(h.Server)}
+		SSHConfig  string   `toml:"ssh_config,omitempty"`
+		KnownHosts string   `toml:"known_hosts,omitempty"`
+		Server     server   `toml:"server"`
+		Client     []client `toml:"client"`
+	}{SSHConfig: h.SSHConfig, KnownHosts: h.KnownHosts, Server: server(h.Server)}
 	for _, c := range h.Clients {
 		out.Client = append(out.Client, client{Name: c.Name, SSH: c.SSH, Address: c.Address, CPUs: c.CPUs, Port: c.Port})
 	}

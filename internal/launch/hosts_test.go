@@ -163,3 +163,63 @@ func TestParseHostsMissingFile(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// TestKnownHostsPinsKeys: a hosts file's known_hosts, relative to it, makes every ssh and
+// scp call check the hosts' keys against that file alone and refuse any other; a file
+// others may write in, or none, is refused.
+func TestKnownHostsPinsKeys(t *testing.T) {
+	noDNS(t)
+	p := writeHosts(t, "known_hosts = \"pinned\"\n"+goodHosts)
+	kh := filepath.Join(filepath.Dir(p), "pinned")
+	if _, err := ParseHosts(p); err == nil || !strings.Contains(err.Error(), "known_hosts") {
+		t.Errorf("a known_hosts that does not exist: %v", err)
+	}
+	if err := os.WriteFile(kh, []byte("10.213.0.2 ssh-ed25519 AAAA\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ParseHosts(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"-F", h.SSHConfig, "-o", "UserKnownHostsFile=" + kh, "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes"}
+	if !reflect.DeepEqual(h.SSHArgs(), want) {
+		t.Errorf("SSHArgs %q, want %q", h.SSHArgs(), want)
+	}
+	if err := os.Chmod(kh, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseHosts(p); err == nil || !strings.Contains(err.Error(), "chmod go-w") {
+		t.Errorf("a known_hosts others may write: %v", err)
+	}
+}
+
+// FuzzParseHosts: whatever a hosts file holds, ParseHosts returns hosts or an error, never
+// panics, and hosts it returns have a server and clients whose addresses are no flags.
+func FuzzParseHosts(f *testing.F) {
+	f.Add(goodHosts)
+	f.Add("known_hosts = \"k\"\n" + goodHosts)
+	f.Add("[server]\naddress = \"-oProxyCommand=x\"\ncpus = \"1\"\n[[client]]\nssh = \"-oProxyCommand=x\"\naddress = \"1.2.3.4\"\ncpus = \"0\"\n")
+	f.Add("[server]\n[[client]]\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		saved := lookupHost
+		lookupHost = func(string) ([]string, error) { return nil, errors.New("no DNS in a fuzz test") }
+		defer func() { lookupHost = saved }()
+		dir := t.TempDir()
+		p := filepath.Join(dir, "hosts.toml")
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		h, err := ParseHosts(p)
+		if err != nil {
+			return
+		}
+		if h.Server.Address == "" || len(h.Clients) == 0 {
+			t.Fatalf("hosts without a server address or clients: %+v", h)
+		}
+		for _, c := range append([]ClientHost{h.Server.Agent()}, h.Clients...) {
+			if strings.HasPrefix(c.SSH, "-") || strings.HasPrefix(c.Address, "-") {
+				t.Fatalf("a host that is a flag: %+v", c)
+			}
+		}
+	})
+}

@@ -76,8 +76,8 @@ func dial(ctx context.Context, l *lab.Lab, addrs []string, serverAddress, secret
 // CheckLocalAddress makes sure addr is an IP address of this host, by binding it: the
 // contender will listen there, and it is the one place every agent sends its load.
 func CheckLocalAddress(addr string) error {
-	if net.ParseIP(addr) == nil {
-		return fmt.Errorf("%q: give an IP address of this host", addr)
+	if ip := net.ParseIP(addr); ip == nil || ip.IsUnspecified() || ip.IsMulticast() {
+		return fmt.Errorf("%q: give an IP address of this host, the one the agents reach (not all of its interfaces)", addr)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
 	if err != nil {

@@ -151,3 +151,16 @@ func TestPlacedStopsOnce(t *testing.T) {
 		t.Errorf("stopped %d times, want once", n)
 	}
 }
+
+// TestCheckLocalAddress: the server address is one address of this host, never all of its
+// interfaces (issue 34, 8: 0.0.0.0 was accepted and the contender opened to every network).
+func TestCheckLocalAddress(t *testing.T) {
+	if err := CheckLocalAddress("127.0.0.1"); err != nil {
+		t.Errorf("127.0.0.1: %v", err)
+	}
+	for _, bad := range []string{"0.0.0.0", "::", "224.0.0.1", "localhost", "192.0.2.77"} {
+		if err := CheckLocalAddress(bad); err == nil {
+			t.Errorf("%s was taken for a server address", bad)
+		}
+	}
+}

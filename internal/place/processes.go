@@ -131,7 +131,7 @@ func startProc(ctx context.Context, exe, name, cpus, logPath, secret string) (*a
 	}
 	// The secret goes in on stdin, never the command line, which every user of the host reads.
 	cmd := exec.Command("taskset", "-c", cpus, exe, "agent", "--listen", "127.0.0.1:0", "--name", name,
-		"--exit-with-stdin", "--secret-file", "-")
+		"--exit-with-stdin", "--secret-file", "-", "--server-address", "127.0.0.1")
 	ready := make(chan string, 1)
 	cmd.Stdout = &firstLine{w: logf, line: ready}
 	cmd.Stderr = logf

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/arena-lab/arena/internal/agent"
 	"github.com/arena-lab/arena/internal/lab"
 )
 
@@ -29,6 +30,8 @@ func (p Running) Open(ctx context.Context, l *lab.Lab) (*Placed, error) {
 		return nil, errors.New("no agent addresses")
 	case l == nil:
 		return nil, errors.New("agents already running need the lab that runs here")
+	case p.Secret == "":
+		return nil, errors.New("--agent-addrs needs the agents' secret (--agent-secret-file, or " + agent.SecretEnv + "): there is no agent without one")
 	case p.ServerAddress == "":
 		return nil, errors.New("--agent-addrs needs --server-address: the address of this host the agents reach the contender on")
 	}

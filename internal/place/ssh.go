@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 
 	"github.com/arena-lab/arena/internal/agent"
@@ -97,9 +98,33 @@ func (p SSH) openServer(ctx context.Context) (*Placed, error) {
 	placed.Server = &Server{Agent: server, Address: hosts.Server.Address, CPUs: hosts.Server.CPUs, LabCPUs: hosts.Server.LabCPUs,
 		Where: fmt.Sprintf("%s (ssh %s)", hosts.Server.Name, hosts.Server.SSH)}
 	for _, r := range remotes[:len(remotes)-1] {
-		placed.Server.LoadAddrs = append(placed.Server.LoadAddrs, r.Addr)
+		addr, err := resolvedAddr(ctx, r.Addr)
+		if err != nil {
+			placed.Stop()
+			return nil, err
+		}
+		placed.Server.LoadAddrs = append(placed.Server.LoadAddrs, addr)
 	}
 	return placed, nil
+}
+
+// resolvedAddr is addr with its host name resolved here: the server agent takes load agents
+// by IP:port only, never a name it would resolve where the request's sender chose.
+func resolvedAddr(ctx context.Context, addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || net.ParseIP(host) != nil {
+		return addr, err
+	}
+	ips, err := net.DefaultResolver.LookupIP(ctx, "ip", host)
+	if err != nil || len(ips) == 0 {
+		return "", fmt.Errorf("load agent %s: resolving %s: %v", addr, host, err)
+	}
+	for _, ip := range ips { // IPv4 first, as the hosts' agents listen
+		if ip.To4() != nil {
+			return net.JoinHostPort(ip.String(), port), nil
+		}
+	}
+	return net.JoinHostPort(ips[0].String(), port), nil
 }
 
 // launcher starts this binary's agents with a secret made for the run, held to the server
