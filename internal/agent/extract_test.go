@@ -72,7 +72,9 @@ func outside(t testing.TB, parent string) []string {
 func TestExtractionBounds(t *testing.T) {
 	defer func(b int64, f int) { maxArchiveBytes, maxArchiveFiles = b, f }(maxArchiveBytes, maxArchiveFiles)
 	maxArchiveBytes, maxArchiveFiles = 100, 5
-	link := func(name, to string, kind byte) entry { return entry{tar.Header{Name: name, Linkname: to, Typeflag: kind}, ""} }
+	link := func(name, to string, kind byte) entry {
+		return entry{tar.Header{Name: name, Linkname: to, Typeflag: kind}, ""}
+	}
 	cases := []struct {
 		name, want string
 		entries    []entry

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -28,6 +29,18 @@ import (
 // SecretEnv is the environment variable an agent started by hand (or a coordinator given
 // agents started by hand) reads the run's secret from when no file is named.
 const SecretEnv = "ARENA_AGENT_SECRET"
+
+// secretAtStart is SecretEnv as this process was started with it, taken out of the
+// environment as the package is initialised, before main runs: nothing arena starts (a
+// contender, its build, psql, perf, a profiler's java) inherits it, whichever path starts it
+// and whether or not this run reads it.
+var secretAtStart = takeEnv(SecretEnv)
+
+func takeEnv(name string) string {
+	v := os.Getenv(name)
+	_ = os.Unsetenv(name) // fails only on a name with "=" or NUL: SecretEnv has neither
+	return v
+}
 
 // NewSecret is a run's secret: 32 random bytes, hex-encoded.
 func NewSecret() (string, error) {
@@ -58,8 +71,9 @@ func CheckSecret(s string) error {
 // "" when neither gives one. A file that others may read is refused (CheckSecretFile).
 func ReadSecret(file string) (string, error) {
 	if file == "" {
-		secret := strings.TrimSpace(os.Getenv(SecretEnv))
-		return secret, os.Unsetenv(SecretEnv) // read once: nothing this process starts inherits it
+		// Set since the start only by this process itself (a test): taken out as it is read.
+		secret := strings.TrimSpace(cmp.Or(takeEnv(SecretEnv), secretAtStart))
+		return secret, nil
 	}
 	if err := CheckSecretFile(file); err != nil {
 		return "", err

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -17,5 +19,31 @@ func TestReadSecretLeavesTheEnvironment(t *testing.T) {
 	}
 	if v, ok := os.LookupEnv(SecretEnv); ok {
 		t.Errorf("%s is still in the environment after it was read: %q", SecretEnv, v)
+	}
+}
+
+// TestTheSecretLeavesTheEnvironmentAtStart: a process started with SecretEnv set (this test
+// binary again) no longer has it in its environment when its tests begin, nor does a child it
+// starts, yet ReadSecret still gives it: arena never leaves it for anything it starts, even
+// where it never reads it (a run without agents).
+func TestTheSecretLeavesTheEnvironmentAtStart(t *testing.T) {
+	const secret = "fedcba9876543210fedcba9876543210"
+	if os.Getenv("ARENA_TEST_SECRET_CHILD") == "1" {
+		if v, ok := os.LookupEnv(SecretEnv); ok {
+			t.Fatalf("%s is in the environment at start: %q", SecretEnv, v)
+		}
+		out, err := exec.Command("sh", "-c", "echo ${"+SecretEnv+":-none}").Output()
+		if err != nil || strings.TrimSpace(string(out)) != "none" {
+			t.Fatalf("a child sees %s as %q (%v)", SecretEnv, out, err)
+		}
+		if got, err := ReadSecret(""); err != nil || got != secret {
+			t.Fatalf("ReadSecret = %q, %v; want the secret given at start", got, err)
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTheSecretLeavesTheEnvironmentAtStart$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ARENA_TEST_SECRET_CHILD=1", SecretEnv+"="+secret)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "PASS") {
+		t.Fatalf("the child: %v\n%s", err, out)
 	}
 }
