@@ -59,9 +59,9 @@ func Plan(scenarios []scenario.Scenario, contenders []*contender.Manifest, o Opt
 		r := rp.Reproduction()
 		own := intersect(r.StudyContenders(), chosen)
 		for _, f := range r.Study {
-			studies = append(studies, stepOf(results.PartStudies, sc.Name(), f, own, o.Quick, o.studyRepeat()))
+			studies = append(studies, stepOf(results.PartStudies, sc.Name(), quickForm(sc, f, o.Quick), own, o.Quick, o.studyRepeat()))
 		}
-		matrix = append(matrix, stepOf(results.PartMatrix, sc.Name(), r.Matrix, without(chosen, r.StudyContenders()), o.Quick, o.matrixRepeat()))
+		matrix = append(matrix, stepOf(results.PartMatrix, sc.Name(), quickForm(sc, r.Matrix, o.Quick), without(chosen, r.StudyContenders()), o.Quick, o.matrixRepeat()))
 		for _, n := range r.Notes {
 			notes = append(notes, sc.Name()+": "+n)
 		}
@@ -80,6 +80,27 @@ func Plan(scenarios []scenario.Scenario, contenders []*contender.Manifest, o Opt
 
 func (o Options) studyRepeat() int  { return cmp.Or(o.Repeat, DefaultStudyRepeat) }
 func (o Options) matrixRepeat() int { return cmp.Or(o.MatrixRepeat, DefaultMatrixRepeat) }
+
+// quickForm is f as a quick reproduction runs it: only those of its levels that the quick
+// plan has (a study's top levels may not be there: chat's r1-u20), or every quick level
+// when none of them is.
+func quickForm(sc scenario.Scenario, f scenario.Form, quick bool) scenario.Form {
+	if !quick || len(f.Levels) == 0 {
+		return f
+	}
+	plan, err := sc.Plan(scenario.Options{Preset: f.Preset, Quick: true})
+	if err != nil {
+		return f // the step's own run says what is wrong with its preset
+	}
+	var kept []string
+	for _, name := range f.Levels {
+		if slices.ContainsFunc(plan.Levels, func(l scenario.Level) bool { return l.Name == name }) {
+			kept = append(kept, name)
+		}
+	}
+	f.Levels = kept
+	return f
+}
 
 func stepOf(part, name string, f scenario.Form, contenders []string, quick bool, repeat int) results.Step {
 	return results.Step{Part: part, Why: f.Why, RunSpec: results.RunSpec{Scenario: name, Preset: f.Preset, Quick: f.Quick || quick,
