@@ -27,7 +27,7 @@ func TestList(t *testing.T) {
 		t.Fatalf("arena list printed no two tables:\n%s", o.stdout)
 	}
 	rows := strings.Split(contenders, "\n")
-	if got := strings.Fields(rows[0]); strings.Join(got, " ") != "CONTENDER MODEL RUNTIME FEATURES KNOBS STACK" {
+	if got := strings.Fields(rows[0]); strings.Join(got, " ") != "CONTENDER MODEL RUNTIME VERSION FEATURES KNOBS STACK" {
 		t.Errorf("contenders' header %q", rows[0])
 	}
 	if len(rows)-1 != len(known) {
@@ -38,8 +38,8 @@ func TestList(t *testing.T) {
 			break
 		}
 		f := strings.Fields(rows[i+1])
-		if len(f) < 6 || f[0] != m.Name || f[1] != m.Model || f[2] != m.Runtime || strings.Join(f[5:], " ") != m.Stack {
-			t.Errorf("row %d %q, want %s, its model, runtime and stack (sorted by name)", i+1, rows[i+1], m.Name)
+		if len(f) < 7 || f[0] != m.Name || f[1] != m.Model || f[2] != m.Runtime || f[3] != runtimeVersion(labRoot, m.Runtime) || strings.Join(f[6:], " ") != m.Stack {
+			t.Errorf("row %d %q, want %s, its model, runtime, runtime's version and stack (sorted by name)", i+1, rows[i+1], m.Name)
 		}
 	}
 
