@@ -90,3 +90,26 @@ func TestListTakesNoArguments(t *testing.T) {
 	setup(t)
 	refused(t, []string{"list", "extra"}, `unknown command "extra"`)
 }
+
+// The VERSION column is read from the runtime's binary: the lab's own Node once installed
+// (node --version), the version arena will install before that, "-" for a runtime arena
+// has no entry for.
+func TestListShowsTheLabsNodeVersion(t *testing.T) {
+	root := t.TempDir()
+	if got, want := runtimeVersion(root, "node"), "v"+contender.NodeVersion+"(not-yet-installed)"; got != want {
+		t.Errorf("before the install: %q, want %q", got, want)
+	}
+	bin := filepath.Join(contender.NodeHome(root), "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "node"), []byte("#!/bin/sh\necho v24.0.0-from-the-binary\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := runtimeVersion(root, "node"); got != "v24.0.0-from-the-binary" {
+		t.Errorf("installed: %q, want what the lab's node prints", got)
+	}
+	if got := runtimeVersion(root, contender.OtherRuntime); got != "-" {
+		t.Errorf("other runtime: %q, want -", got)
+	}
+}
