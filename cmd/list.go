@@ -25,9 +25,15 @@ func newListCmd() *cobra.Command {
 			}
 			ms, discoverErr := contender.Discover(root + "/contenders")
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "CONTENDER\tMODEL\tRUNTIME\tFEATURES\tKNOBS\tSTACK")
+			fmt.Fprintln(w, "CONTENDER\tMODEL\tRUNTIME\tVERSION\tFEATURES\tKNOBS\tSTACK")
+			versions := map[string]string{}
 			for _, m := range ms {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Model, m.Runtime, orDash(strings.Join(m.Features, ",")), orDash(strings.Join(m.Knobs, ",")), m.Stack)
+				v, ok := versions[m.Runtime]
+				if !ok {
+					v = runtimeVersion(root, m.Runtime)
+					versions[m.Runtime] = v
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Model, m.Runtime, v, orDash(strings.Join(m.Features, ",")), orDash(strings.Join(m.Knobs, ",")), m.Stack)
 			}
 			fmt.Fprintln(w)
 			fmt.Fprintln(w, "SCENARIO\tPRESETS\tSTUDY")
@@ -40,6 +46,19 @@ func newListCmd() *cobra.Command {
 			return discoverErr // a broken manifest is reported after what could be listed
 		},
 	}
+}
+
+// runtimeVersion is the version the lab runs runtime at, read from its binary (the lab's
+// Node's, the JDK arena finds, the machine's Go, Python and Rust), "-" when it is not there;
+// the lab's Node before its first install shows the version arena will install.
+func runtimeVersion(root, runtime string) string {
+	if v := contender.RuntimeVersion(root, runtime); v != "" {
+		return strings.ReplaceAll(v, " ", "_")
+	}
+	if runtime == "node" {
+		return "v" + contender.NodeVersion + "(not-yet-installed)"
+	}
+	return "-"
 }
 
 // orDash is s, or "-" where it is empty, so that every row keeps its columns.

@@ -27,7 +27,7 @@ func TestList(t *testing.T) {
 		t.Fatalf("arena list printed no two tables:\n%s", o.stdout)
 	}
 	rows := strings.Split(contenders, "\n")
-	if got := strings.Fields(rows[0]); strings.Join(got, " ") != "CONTENDER MODEL RUNTIME FEATURES KNOBS STACK" {
+	if got := strings.Fields(rows[0]); strings.Join(got, " ") != "CONTENDER MODEL RUNTIME VERSION FEATURES KNOBS STACK" {
 		t.Errorf("contenders' header %q", rows[0])
 	}
 	if len(rows)-1 != len(known) {
@@ -38,8 +38,10 @@ func TestList(t *testing.T) {
 			break
 		}
 		f := strings.Fields(rows[i+1])
-		if len(f) < 6 || f[0] != m.Name || f[1] != m.Model || f[2] != m.Runtime || strings.Join(f[5:], " ") != m.Stack {
-			t.Errorf("row %d %q, want %s, its model, runtime and stack (sorted by name)", i+1, rows[i+1], m.Name)
+		// The node runtime's version is the lab's own binary's; the machine's toolchains (a
+		// pyenv shim, go env) are asked again by the test, so only their column is checked.
+		if len(f) < 7 || f[0] != m.Name || f[1] != m.Model || f[2] != m.Runtime || m.Runtime == "node" && f[3] != runtimeVersion(labRoot, "node") || strings.Join(f[6:], " ") != m.Stack {
+			t.Errorf("row %d %q, want %s, its model, runtime, runtime's version and stack (sorted by name)", i+1, rows[i+1], m.Name)
 		}
 	}
 
@@ -89,4 +91,27 @@ func TestListWithABrokenManifest(t *testing.T) {
 func TestListTakesNoArguments(t *testing.T) {
 	setup(t)
 	refused(t, []string{"list", "extra"}, `unknown command "extra"`)
+}
+
+// The VERSION column is read from the runtime's binary: the lab's own Node once installed
+// (node --version), the version arena will install before that, "-" for a runtime arena
+// has no entry for.
+func TestListShowsTheLabsNodeVersion(t *testing.T) {
+	root := t.TempDir()
+	if got, want := runtimeVersion(root, "node"), "v"+contender.NodeVersion+"(not-yet-installed)"; got != want {
+		t.Errorf("before the install: %q, want %q", got, want)
+	}
+	bin := filepath.Join(contender.NodeHome(root), "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "node"), []byte("#!/bin/sh\necho v24.0.0-from-the-binary\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := runtimeVersion(root, "node"); got != "v24.0.0-from-the-binary" {
+		t.Errorf("installed: %q, want what the lab's node prints", got)
+	}
+	if got := runtimeVersion(root, contender.OtherRuntime); got != "-" {
+		t.Errorf("other runtime: %q, want -", got)
+	}
 }

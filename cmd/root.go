@@ -168,10 +168,15 @@ func (f *labFlags) openWith(w io.Writer, names []string) (*lab.Lab, []*contender
 	return l, ms, nil
 }
 
-// toolchainsFor checks that every toolchain ms need is on this machine (one error naming
-// what to install) and finds a JDK 21+ for the lab when one of them runs on Java.
+// toolchainsFor installs the runtimes the lab brings itself (Node.js) into its tools folder,
+// checks that every other toolchain ms need is on this machine (one error naming what to
+// install) and finds a JDK 21+ for the lab when one of them runs on Java.
 func toolchainsFor(l *lab.Lab, ms []*contender.Manifest) error {
-	if err := contender.CheckToolchain(ms); err != nil {
+	var note func(string)
+	if l.Progress != nil {
+		note = l.Progress.Note
+	}
+	if err := contender.PrepareToolchains(context.Background(), l.Root, ms, note); err != nil {
 		return err
 	}
 	for _, m := range ms {

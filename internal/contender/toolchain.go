@@ -13,6 +13,10 @@ import (
 // MinJava is the oldest JDK the contenders build and run on (virtual threads).
 const MinJava = 21
 
+// JDKHint says where to get a JDK of MinJava or newer: Debian 12 packages only OpenJDK 17
+// (openjdk-21 is Debian 13's and Ubuntu 24.04's), so the hint names what exists everywhere.
+const JDKHint = "install a JDK 21 or newer, e.g. Temurin (adoptium.net: its apt repository or tarball), or apt-get install openjdk-21-jdk-headless on Debian 13 or Ubuntu 24.04 (Debian 12 has only 17); arena finds one under /usr/lib/jvm, or set ARENA_JAVA_HOME to its folder"
+
 // JDK is a Java installation.
 type JDK struct {
 	Home    string
@@ -57,7 +61,7 @@ func FindJDK() (JDK, error) {
 		if len(seen) > 0 {
 			found = strings.Join(seen, ", ")
 		}
-		return JDK{}, fmt.Errorf("no JDK %d or newer found (looked at $JAVA_HOME and /usr/lib/jvm; found: %s): install one, e.g. `apt-get install openjdk-21-jdk-headless` or a Temurin JDK, or set ARENA_JAVA_HOME", MinJava, found)
+		return JDK{}, fmt.Errorf("no JDK %d or newer found (looked at $JAVA_HOME and /usr/lib/jvm; found: %s): %s", MinJava, found, JDKHint)
 	}
 	return best, nil
 }

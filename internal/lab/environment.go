@@ -40,7 +40,7 @@ func Environment(root string, settings contender.Settings, serverCPUs, clientCPU
 		env.JavaVersion = javaVersion(settings.JDK)
 		env.JavaOpts = settings.JavaOpts()
 	}
-	env.NodeVersion = contender.Versions("node", "--version")
+	env.NodeVersion = contender.RuntimeVersion(root, "node") // the lab's Node, which the node contenders run on
 	if out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output(); err == nil {
 		env.ArenaRev = strings.TrimSpace(string(out))
 	}
