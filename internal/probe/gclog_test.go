@@ -120,6 +120,8 @@ func TestParseGCLogEdges(t *testing.T) {
 		{"[2026-11-28T16:01:23.777+0000][info][gc] Using Serial", false, GCEvent{}},
 		{"[2026-11-28T16:01:23.777+0000][info][gc,start] GC(3) Pause Young (Allocation Failure)", false, GCEvent{}},
 		{"[2026-11-28T16:01:23.777+0000][info][gc,heap] GC(0) Tenured: 1166K(43712K)->1166K(43712K)", false, GCEvent{}},
+		// A line of another tag set that reads like a summary is still another tag's.
+		{"[2026-11-28T16:01:23.777+0000][info][gc,phases] GC(5) Pause Young (Allocation Failure) 18M->1M(61M) 1ms", false, GCEvent{}},
 		{"[2026-11-28T16:01:23.777+0000][info][gc] GC(4) Pause Young (Allocation Failure) 18M->1", false, GCEvent{}}, // cut off
 		{"[2026-11-28T16:01:23.777+0000][info][gc] GC(99999999999999999999) Pause Young 18M->1M(61M) 1ms", false, GCEvent{}},
 		{"[2026-11-28T16:01:23.777+0000", false, GCEvent{}},
