@@ -18,7 +18,7 @@ type Settings struct {
 // The collector is named, the same for every JVM (JavaCollector), rather than left to
 // HotSpot's ergonomics, which pick by the CPUs and memory they see (Serial on the one core
 // a server gets, G1 on two): a run on other CPUs would otherwise compare other collectors
-// without saying so.
+// without saying so. Each start adds its own GC log to these (GCLogFlag).
 func (s Settings) JavaOpts() string {
 	return fmt.Sprintf("-Xms%dm -Xmx%dm %s -XX:+ExitOnOutOfMemoryError", s.HeapMB, s.HeapMB, JavaCollector)
 }
