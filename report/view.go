@@ -106,6 +106,10 @@ type levelView struct {
 	// Downstream, Database: some contender's cells measured the lab's downstream, its database.
 	Downstream bool
 	Database   bool
+	// Heap: some timeline is a JVM's with its heap after each collection, drawn beside its
+	// RSS; HeapUnread says, per JVM timeline without one, why (no collection in the load).
+	Heap       bool
+	HeapUnread []string
 	Problems   map[string][]string // per contender, its cells that did not end ok
 	// Profiles are the contenders' CPU profiles at this level, repeats merged, when the run
 	// took them (arena run --profile).
@@ -294,6 +298,15 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 			v.Timelines[c.Contender] = c
 		}
 		v.Agents = v.Agents || len(c.Agents) > 0
+	}
+	for _, name := range contenders {
+		if c := v.Timelines[name]; c != nil && c.Heap != nil {
+			if len(c.Heap.Timeline) > 0 {
+				v.Heap = true
+			} else if c.Heap.Unread != "" {
+				v.HeapUnread = append(v.HeapUnread, seriesName(c, name)+": "+c.Heap.Unread)
+			}
+		}
 	}
 	for _, name := range contenders {
 		s, ok := summaries[name]
