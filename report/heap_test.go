@@ -9,9 +9,9 @@ import (
 	"github.com/arena-lab/arena/internal/results"
 )
 
-// A JVM cell's heap after each collection is drawn dashed beside its RSS, with the legend
-// that says why; a JVM cell whose load had no collection says so under the chart instead.
-func TestRenderDrawsTheHeapBesideRSS(t *testing.T) {
+// heapRun is the fixture run with a heap for each contender's first repeat: the slow one's
+// with two collections, the fast one's without any during its load.
+func heapRun() *results.Run {
 	run := fixtureRun()
 	for i := range run.Cells {
 		c := &run.Cells[i]
@@ -24,7 +24,13 @@ func TestRenderDrawsTheHeapBesideRSS(t *testing.T) {
 			c.Heap = &results.Heap{Log: "logs/y.gc.log", Unread: "no collection during the load (1 in the log outside it): no heap after a collection to read"}
 		}
 	}
-	page := render(t, run, []byte("/* chart library */"))
+	return run
+}
+
+// A JVM cell's heap after each collection is drawn dashed beside its RSS, with the legend
+// that says why; a JVM cell whose load had no collection says so under the chart instead.
+func TestRenderDrawsTheHeapBesideRSS(t *testing.T) {
+	page := render(t, heapRun(), []byte("/* chart library */"))
 	level := section(t, page, "level-0")
 	for _, want := range []string{"a JVM's heap after GC (live data)", "its RSS stays flat", fast + ": no collection during the load"} {
 		if !strings.Contains(level, want) {
@@ -49,5 +55,19 @@ func TestRenderDrawsTheHeapBesideRSS(t *testing.T) {
 	plain := section(t, render(t, fixtureRun(), []byte("/* chart library */")), "level-0")
 	if strings.Contains(plain, "heap after GC") {
 		t.Error("a run without heaps speaks of one")
+	}
+}
+
+// The browser draws the heap line on the memory chart, named in its legend.
+func TestChromiumDrawsTheHeap(t *testing.T) {
+	page := browserCheck(t, "report", func(lib, out string) error { return WriteFile(heapRun(), lib, out) })
+	drawn := false
+	for _, c := range page.charts {
+		if c.kind == "rss" {
+			drawn = c.drawing && strings.Contains(c.text.String(), slow+" heap after GC")
+		}
+	}
+	if !drawn {
+		t.Error("the memory chart does not draw the heap after GC")
 	}
 }
