@@ -107,11 +107,7 @@ func buildChartData(v *pageView) chartData {
 		}
 		cpu := func(s results.Sample) float64 { return s.CPUPct }
 		rss := func(s results.Sample) float64 { return s.RSSMB }
-		for _, name := range lv.Contenders {
-			if c := lv.Timelines[name]; c != nil && c.Memory != nil {
-				d.CapMB = max(d.CapMB, c.Memory.CapMB)
-			}
-		}
+		d.CapMB = memoryCapOf(lv)
 		for ci, name := range lv.Contenders {
 			c := lv.Timelines[name]
 			var server, client []results.Sample
@@ -230,6 +226,17 @@ func sampleLine(name string, samples []results.Sample, value func(results.Sample
 		l.Points = append(l.Points, [2]any{finite(s.T), finite(value(s))})
 	}
 	return l
+}
+
+// memoryCapOf is the highest memory cap the level's timelines ran under (0: none).
+func memoryCapOf(lv levelView) float64 {
+	capMB := 0.0
+	for _, name := range lv.Contenders {
+		if c := lv.Timelines[name]; c != nil && c.Memory != nil {
+			capMB = max(capMB, c.Memory.CapMB)
+		}
+	}
+	return capMB
 }
 
 // heapLine is a JVM's heap after each of its collections, dashed.

@@ -116,6 +116,21 @@ type levelView struct {
 	Profiles []profileView
 }
 
+// heapsOf says whether a timeline has a JVM's heap after collection to draw, and why those
+// of the JVMs without one have none.
+func heapsOf(timelines map[string]*results.Cell, contenders []string) (drawn bool, unread []string) {
+	for _, name := range contenders {
+		if c := timelines[name]; c != nil && c.Heap != nil {
+			if len(c.Heap.Timeline) > 0 {
+				drawn = true
+			} else if c.Heap.Unread != "" {
+				unread = append(unread, seriesName(c, name)+": "+c.Heap.Unread)
+			}
+		}
+	}
+	return drawn, unread
+}
+
 // profileView is one contender's profile at a level: Flame indexes its flame graph in
 // levelData.Flames, -1 when no repeat had samples (Error says why); ClientFlame the client's
 // over the same loads, -1 when none.
@@ -299,15 +314,7 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 		}
 		v.Agents = v.Agents || len(c.Agents) > 0
 	}
-	for _, name := range contenders {
-		if c := v.Timelines[name]; c != nil && c.Heap != nil {
-			if len(c.Heap.Timeline) > 0 {
-				v.Heap = true
-			} else if c.Heap.Unread != "" {
-				v.HeapUnread = append(v.HeapUnread, seriesName(c, name)+": "+c.Heap.Unread)
-			}
-		}
-	}
+	v.Heap, v.HeapUnread = heapsOf(v.Timelines, contenders)
 	for _, name := range contenders {
 		s, ok := summaries[name]
 		if !ok {
