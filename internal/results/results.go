@@ -242,7 +242,8 @@ type Cell struct {
 	Runtime *Runtime `json:"runtime,omitempty"`
 	// Heap is a JVM server's heap after each collection during the load, from its GC log:
 	// the live data its memory claims are about, which RSS under a fixed heap (-Xms = -Xmx,
-	// committed at the start) does not show. Absent for a server that is no JVM.
+	// never given back: RSS rises as its pages are first touched, then stays) does not show.
+	// Absent for a server that is no JVM.
 	Heap *Heap `json:"heap,omitempty"`
 }
 
