@@ -163,7 +163,7 @@
       var level = levelOf(el);
       var o = base('MB', 'value', fmtNum);
       o.xAxis = timeAxis();
-      o.series = withCap(lines(level.lines.rss, false).concat(lines(level.lines.downstream_rss, false), lines(level.lines.database_rss, false)), level.cap_mb);
+      o.series = withCap(lines(level.lines.rss, false).concat(lines(level.lines.heap, false), lines(level.lines.downstream_rss, false), lines(level.lines.database_rss, false)), level.cap_mb);
       return o;
     },
     // Memory under slow consumers: a line per contender and level, the cap drawn.

@@ -20,7 +20,8 @@ type chartData struct {
 type levelData struct {
 	Contenders []string           `json:"contenders"`
 	Tags       map[string]tagData `json:"tags"`
-	// Lines are the resource timelines: "cpu", "client_cpu", "rss", "threads", and the lab's
+	// Lines are the resource timelines: "cpu", "client_cpu", "rss", "heap" (a JVM's heap after
+	// each collection), "threads", and the lab's
 	// downstream's "downstream_cpu" and "downstream_rss" and its database's "database_cpu"
 	// and "database_rss" for the contenders that had one.
 	Lines map[string][]line `json:"lines"`
@@ -106,11 +107,7 @@ func buildChartData(v *pageView) chartData {
 		}
 		cpu := func(s results.Sample) float64 { return s.CPUPct }
 		rss := func(s results.Sample) float64 { return s.RSSMB }
-		for _, name := range lv.Contenders {
-			if c := lv.Timelines[name]; c != nil && c.Memory != nil {
-				d.CapMB = max(d.CapMB, c.Memory.CapMB)
-			}
-		}
+		d.CapMB = memoryCapOf(lv)
 		for ci, name := range lv.Contenders {
 			c := lv.Timelines[name]
 			var server, client []results.Sample
@@ -131,6 +128,10 @@ func buildChartData(v *pageView) chartData {
 			}
 			add("rss", sampleLine(label, server, rss))
 			add("threads", sampleLine(label, server, func(s results.Sample) float64 { return float64(s.Threads) }))
+			// A JVM's heap after each collection, dashed beside its RSS: the live data.
+			if c != nil && c.Heap != nil && len(c.Heap.Timeline) > 0 {
+				add("heap", heapLine(label+" heap after GC", c.Heap.Timeline))
+			}
 			// The downstream of the same repeat, dotted, for the contenders that had one.
 			if c != nil && c.Downstream != nil && len(c.Downstream.Timeline) > 0 {
 				ds := sampleLine(label+" downstream", c.Downstream.Timeline, cpu)
@@ -223,6 +224,26 @@ func sampleLine(name string, samples []results.Sample, value func(results.Sample
 	l := line{Name: name, Points: [][2]any{}}
 	for _, s := range samples {
 		l.Points = append(l.Points, [2]any{finite(s.T), finite(value(s))})
+	}
+	return l
+}
+
+// memoryCapOf is the highest memory cap the level's timelines ran under (0: none).
+func memoryCapOf(lv levelView) float64 {
+	capMB := 0.0
+	for _, name := range lv.Contenders {
+		if c := lv.Timelines[name]; c != nil && c.Memory != nil {
+			capMB = max(capMB, c.Memory.CapMB)
+		}
+	}
+	return capMB
+}
+
+// heapLine is a JVM's heap after each of its collections, dashed.
+func heapLine(name string, points []results.HeapPoint) line {
+	l := line{Name: name, Points: [][2]any{}, Dash: "dashed"}
+	for _, p := range points {
+		l.Points = append(l.Points, [2]any{finite(p.T), finite(p.AfterMB)})
 	}
 	return l
 }

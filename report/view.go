@@ -106,10 +106,29 @@ type levelView struct {
 	// Downstream, Database: some contender's cells measured the lab's downstream, its database.
 	Downstream bool
 	Database   bool
+	// Heap: some timeline is a JVM's with its heap after each collection, drawn beside its
+	// RSS; HeapUnread says, per JVM timeline without one, why (no collection in the load).
+	Heap       bool
+	HeapUnread []string
 	Problems   map[string][]string // per contender, its cells that did not end ok
 	// Profiles are the contenders' CPU profiles at this level, repeats merged, when the run
 	// took them (arena run --profile).
 	Profiles []profileView
+}
+
+// heapsOf says whether a timeline has a JVM's heap after collection to draw, and why those
+// of the JVMs without one have none.
+func heapsOf(timelines map[string]*results.Cell, contenders []string) (drawn bool, unread []string) {
+	for _, name := range contenders {
+		if c := timelines[name]; c != nil && c.Heap != nil {
+			if len(c.Heap.Timeline) > 0 {
+				drawn = true
+			} else if c.Heap.Unread != "" {
+				unread = append(unread, seriesName(c, name)+": "+c.Heap.Unread)
+			}
+		}
+	}
+	return drawn, unread
 }
 
 // profileView is one contender's profile at a level: Flame indexes its flame graph in
@@ -295,6 +314,7 @@ func buildLevel(run *results.Run, index int, lv results.Level, contenders []stri
 		}
 		v.Agents = v.Agents || len(c.Agents) > 0
 	}
+	v.Heap, v.HeapUnread = heapsOf(v.Timelines, contenders)
 	for _, name := range contenders {
 		s, ok := summaries[name]
 		if !ok {

@@ -18,10 +18,35 @@ type Settings struct {
 // The collector is named, the same for every JVM (JavaCollector), rather than left to
 // HotSpot's ergonomics, which pick by the CPUs and memory they see (Serial on the one core
 // a server gets, G1 on two): a run on other CPUs would otherwise compare other collectors
-// without saying so.
+// without saying so. Each start adds its own GC log to these (GCLogFlag).
 func (s Settings) JavaOpts() string {
 	return fmt.Sprintf("-Xms%dm -Xmx%dm %s -XX:+ExitOnOutOfMemoryError", s.HeapMB, s.HeapMB, JavaCollector)
 }
+
+// GCLogFlag is the flag that makes a JVM log each collection to path (HotSpot's unified
+// logging, -Xlog:gc: one line a collection, the heap used before and after it, what is
+// committed, the pause), the cheapest reading of the heap after collection, which is the
+// live data a fixed heap's RSS does not show. Every JVM the lab starts gets one, at a path of
+// its start's own (the lab's, beside its output), so that all pay its cost alike.
+// Decorators: `time`, the wall clock with milliseconds, which lines a collection up with the
+// cell's timeline (the probe's samples are on the same clock) without knowing when the JVM
+// started to the millisecond, as `uptimemillis` alone would need; `uptimemillis`, level and
+// tags beside it for a reader. The file is bounded: at most GCLogFiles rotations of
+// GCLogFileMB besides the current file (a line is about 110 bytes: ~150,000 collections a
+// file). The name is quoted for -Xlog (a ':' in it would end the option); JAVA_OPTS is split
+// on blanks by the start's shell, so a path with one cannot be passed.
+func GCLogFlag(path string) (string, error) {
+	if strings.ContainsAny(path, " \t\n\"") {
+		return "", fmt.Errorf("the GC log's path %q has a blank or a quote, which JAVA_OPTS cannot carry", path)
+	}
+	return fmt.Sprintf(`-Xlog:gc:file="%s":time,uptimemillis,level,tags:filecount=%d,filesize=%dM`, path, GCLogFiles, GCLogFileMB), nil
+}
+
+// The GC log's bound: GCLogFiles rotations of GCLogFileMB each, besides the current file.
+const (
+	GCLogFiles  = 2
+	GCLogFileMB = 16
+)
 
 // JavaCollector is the collector flag of every JVM: Serial, what ergonomics chose on the
 // lab's one server core anyway, so that runs recorded before it was named are alike; a

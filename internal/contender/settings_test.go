@@ -135,6 +135,21 @@ func TestJavaOpts(t *testing.T) {
 	}
 }
 
+// The GC log flag quotes its path for -Xlog (a ':' would end the option), bounds the file,
+// and refuses a path the start's shell would split.
+func TestGCLogFlag(t *testing.T) {
+	got, err := GCLogFlag("/runs/r:1/logs/vertx-r2-u5-r1.gc.log")
+	want := `-Xlog:gc:file="/runs/r:1/logs/vertx-r2-u5-r1.gc.log":time,uptimemillis,level,tags:filecount=2,filesize=16M`
+	if err != nil || got != want {
+		t.Errorf("GCLogFlag = %q, %v; want %q", got, err, want)
+	}
+	for _, bad := range []string{"/my runs/x.gc.log", "/runs/x\ty.gc.log", `/runs/"x".gc.log`} {
+		if flag, err := GCLogFlag(bad); err == nil {
+			t.Errorf("GCLogFlag(%q) = %q, want an error", bad, flag)
+		}
+	}
+}
+
 // fakeJDK makes a folder that looks like a JDK: bin/javac and a release file.
 func fakeJDK(t *testing.T, release string) string {
 	t.Helper()

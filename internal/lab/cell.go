@@ -105,6 +105,7 @@ func (l *Lab) runCell(ctx context.Context, c cellPlan, dir string, port int) res
 	cell.Runtime = l.readRuntime(ctx, c, srv)
 	took, killed := srv.in.Stop()
 	m.hurried = endHurry()
+	cell.PutHeap(readHeap(c, dir, m)) // after the stop: the log holds every collection of the load
 	if srv.mem != nil {
 		cell.Memory = srv.mem.record()
 	}

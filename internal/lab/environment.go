@@ -39,6 +39,10 @@ func Environment(root string, settings contender.Settings, serverCPUs, clientCPU
 		env.JavaHome = settings.JDK.Home
 		env.JavaVersion = javaVersion(settings.JDK)
 		env.JavaOpts = settings.JavaOpts()
+		// Each start adds its own GC log (StartContender): recorded with a placeholder path.
+		if gc, err := contender.GCLogFlag("logs/<cell>.gc.log"); err == nil {
+			env.JavaOpts += " " + gc
+		}
 	}
 	env.NodeVersion = contender.RuntimeVersion(root, "node") // the lab's Node, which the node contenders run on
 	if out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output(); err == nil {

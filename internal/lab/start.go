@@ -15,6 +15,13 @@ import (
 // the floors all start contenders through it.
 func (l *Lab) StartContender(m *contender.Manifest, port int, vars map[string]string, logPath string, prof *profile.Session) (*contender.Instance, error) {
 	opts := contender.StartOptions{Settings: l.Settings, CPUs: FormatCPUs(l.ServerCPUs), Port: port, Vars: vars, LogPath: logPath}
+	if m.Runtime == "java" {
+		// Every JVM logs its collections beside its output; a path JAVA_OPTS cannot carry
+		// starts it without, and the cell's heap reading says why (readHeap).
+		if flag, err := contender.GCLogFlag(GCLogPath(logPath)); err == nil {
+			opts.Flags = append(opts.Flags, flag)
+		}
+	}
 	if prof != nil {
 		if err := prof.Apply(&opts); err != nil {
 			return nil, fmt.Errorf("profile: %w", err)
@@ -29,6 +36,10 @@ func (l *Lab) StartContender(m *contender.Manifest, port int, vars map[string]st
 	}
 	return in, nil
 }
+
+// GCLogPath is where a JVM started with its output in logPath logs its collections:
+// name.log's name.gc.log, beside it.
+func GCLogPath(logPath string) string { return strings.TrimSuffix(logPath, ".log") + ".gc.log" }
 
 // StartReady builds m when its sources changed, starts it (StartContender, on a free port)
 // and waits until path answers (contender.ReadinessPath for a contender; a stack's minimal

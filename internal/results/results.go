@@ -240,6 +240,76 @@ type Cell struct {
 	Agents []AgentShare `json:"agents,omitempty"`
 	// Runtime is what the server's processes ran with, read from them at the load's end.
 	Runtime *Runtime `json:"runtime,omitempty"`
+	// Heap is a JVM server's heap after each collection during the load, from its GC log:
+	// the live data its memory claims are about, which RSS under a fixed heap (-Xms = -Xmx,
+	// never given back: RSS rises as its pages are first touched, then stays) does not show.
+	// Absent for a server that is no JVM.
+	Heap *Heap `json:"heap,omitempty"`
+}
+
+// Heap is what a JVM's collections left of its heap during a cell's load, read from its
+// unified GC log (-Xlog:gc) once it stopped. After a full collection that is the live data;
+// after a young one, the live data plus the old generation's garbage not yet collected, an
+// upper bound of it. A load without a collection has no figure: Unread says so, never a zero.
+type Heap struct {
+	Log string `json:"log"` // the GC log, relative to the run's folder
+	// Collections and FullCollections count the load's collections (the whole timeline's,
+	// before any thinning); PauseMsTotal and PauseMsMax are their stop-the-world pauses.
+	Collections     int     `json:"collections"`
+	FullCollections int     `json:"full_collections,omitempty"`
+	PauseMsTotal    float64 `json:"pause_ms_total,omitempty"`
+	PauseMsMax      float64 `json:"pause_ms_max,omitempty"`
+	// MaxAfterMB and EndAfterMB are the highest and the last heap after a collection during
+	// the load: the cell's Numbers NumberLiveHeapMax and NumberLiveHeapEnd.
+	MaxAfterMB float64 `json:"after_mb_max,omitempty"`
+	EndAfterMB float64 `json:"after_mb_end,omitempty"`
+	// Timeline is the load's collections on the cell's clock (seconds since the load's start,
+	// as the probe's samples). Beyond MaxHeapPoints of them it is thinned to one a ThinnedS
+	// seconds (the probe's period, or wider): each the collection of that span that left the
+	// most, and the load's last collection kept, so that its highest and last stay drawn.
+	Timeline []HeapPoint `json:"timeline,omitempty"`
+	ThinnedS float64     `json:"thinned_s,omitempty"`
+	// Unread says why there is no figure: no collection during the load, no log.
+	Unread string `json:"unread,omitempty"`
+}
+
+// HeapPoint is one collection.
+type HeapPoint struct {
+	T        float64 `json:"t"`
+	BeforeMB float64 `json:"before_mb"`
+	AfterMB  float64 `json:"after_mb"`
+	HeapMB   float64 `json:"heap_mb,omitempty"`  // committed after it
+	PauseMs  float64 `json:"pause_ms,omitempty"` // stop-the-world; none for a concurrent cycle
+	Full     bool    `json:"full,omitempty"`     // over the whole heap: AfterMB is live data alone
+}
+
+// MaxHeapPoints bounds a cell's heap timeline: a collection a tenth of a second over a
+// five-minute load, the size of the probe's own timeline at 4 Hz.
+const MaxHeapPoints = 1200
+
+// The cell numbers a Heap gives (Cell.Numbers, summarised over repeats like any other).
+const (
+	NumberLiveHeapMax = "live_heap_mb_max" // the highest heap after a collection during the load
+	NumberLiveHeapEnd = "live_heap_mb_end" // the last heap after a collection during the load
+)
+
+// Numbers are the heap's cell numbers; none without a collection during the load.
+func (h *Heap) Numbers() map[string]float64 {
+	if h == nil || h.Collections == 0 {
+		return nil
+	}
+	return map[string]float64{NumberLiveHeapMax: h.MaxAfterMB, NumberLiveHeapEnd: h.EndAfterMB}
+}
+
+// PutHeap keeps h in the cell and its numbers among the cell's.
+func (c *Cell) PutHeap(h *Heap) {
+	c.Heap = h
+	for name, v := range h.Numbers() {
+		if c.Numbers == nil {
+			c.Numbers = map[string]float64{}
+		}
+		c.Numbers[name] = v
+	}
 }
 
 // Runtime is what a cell's server ran with, read from its running processes once the load

@@ -80,6 +80,8 @@ func everyKindOfRun(t *testing.T) *results.Run {
 		Runtime: &results.Runtime{JVM: &results.JVM{Pid: 7, Collector: "Serial", InitialHeapMB: 512, MaxHeapMB: 512,
 			ActiveProcessorCountFlag: -1, Processors: 1, VirtualThreadParallelism: 1, Carriers: &carriers},
 			Threads: map[string]int{"ForkJoinPool--worker-": 2}, Processes: map[string]int{"java": 1}, Unread: map[string]string{"threads": "gone"}},
+		Heap: &results.Heap{Log: "logs/x-l-r1.gc.log", Collections: 2, FullCollections: 1, PauseMsTotal: 3, PauseMsMax: 2, MaxAfterMB: 40,
+			EndAfterMB: 30, ThinnedS: 0.25, Unread: "u", Timeline: []results.HeapPoint{{T: 1, BeforeMB: 150, AfterMB: 40, HeapMB: 494, PauseMs: 2, Full: true}}},
 	}
 	stats := streamload.Stats{Clients: 1, Generated: 10, Sent: 9, Dropped: 1}
 	if err := cell.PutFigures(&streamload.Figures{Clients: 1, Connected: 1, SlowClients: 1, ReadDelayMs: 200, Rate: 0,
