@@ -29,7 +29,7 @@ import (
 
 // targetReadyWait bounds the wait for a target's readiness before verify and before each
 // cell: it is already running, so a long wait means it is not answering.
-const targetReadyWait = 30 * time.Second
+var targetReadyWait = 30 * time.Second
 
 // TargetRefuses says why level lv cannot run against the target t, or "": a level whose
 // set-up happens at the server's start (the lab's downstream or database handed to it, a

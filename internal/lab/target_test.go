@@ -2,6 +2,9 @@ package lab
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,5 +214,64 @@ func TestTargetGoneByItsCgroup(t *testing.T) {
 	}
 	if targetGone(&results.Target{}) {
 		t.Error("a target given neither pid nor cgroup is gone")
+	}
+}
+
+// A target that never answers its readiness is measured in no cell: each is unready and says
+// what was sent and what came back, the progress line shows it, and the run ends failed with
+// an error that names every cell's outcome and reason (a reproduction reads it as nothing to
+// measure).
+func TestTargetNeverReadyMeasuresNothingAndSaysWhy(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	was := targetReadyWait
+	targetReadyWait = 300 * time.Millisecond
+	defer func() { targetReadyWait = was }()
+	var progress strings.Builder
+	l := testLab(t, &progress)
+	target := &results.Target{Name: "mine", URL: srv.URL, Addr: strings.TrimPrefix(srv.URL, "http://"), SkipVerify: true}
+	run, _, err := l.Run(context.Background(), RunOptions{Spec: results.RunSpec{Repeat: 2, Target: target},
+		Scenario: probeScenario{d: time.Second}, RunsDir: t.TempDir(), Command: []string{"arena", "run"}})
+	var nothing *NothingMeasured
+	if !errors.As(err, &nothing) || !errors.Is(err, ErrNothingToMeasure) {
+		t.Fatalf("error %v; want NothingMeasured", err)
+	}
+	if run == nil || run.Status != results.RunFailed || len(run.Cells) != 2 {
+		t.Fatalf("run %+v; want failed with its two cells", run)
+	}
+	for _, c := range run.Cells {
+		if c.Outcome.Status != results.OutcomeUnready || !strings.Contains(c.Outcome.Detail, "status 404") || !strings.Contains(c.Outcome.Detail, "GET ") {
+			t.Errorf("cell %s r%d: %+v; want unready, what was sent and the 404", c.Level, c.Repeat, c.Outcome)
+		}
+	}
+	for _, want := range []string{"mine/ready r1: unready: ", "mine/ready r2: unready: ", "status 404"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if !strings.Contains(progress.String(), "unready: the target") {
+		t.Errorf("progress %q does not say why the cell is unready", progress.String())
+	}
+}
+
+// No cell that did not end ok is left without a reason; a run measured something when one
+// cell's load ran, crashed or not.
+func TestEveryOutcomeSaysWhy(t *testing.T) {
+	for _, status := range []string{results.OutcomeCrashed, results.OutcomeUnready, results.OutcomeInterrupted, results.OutcomeError,
+		results.OutcomeUnsupported, results.OutcomeSkipped, results.OutcomeOutOfMemory, results.OutcomeUnresponsive, "new-status"} {
+		if o := explained(results.Outcome{Status: status, Detail: " "}); strings.TrimSpace(o.Detail) == "" {
+			t.Errorf("%s: no detail", status)
+		}
+	}
+	if o := explained(results.Outcome{Status: results.OutcomeUnready, Detail: "its own"}); o.Detail != "its own" {
+		t.Errorf("a detail given became %q", o.Detail)
+	}
+	unready := results.Cell{Outcome: results.Outcome{Status: results.OutcomeUnready, Detail: "x"}}
+	crashed := results.Cell{Outcome: results.Outcome{Status: results.OutcomeCrashed, Detail: "y"}}
+	if nothingMeasured([]results.Cell{unready, crashed}) != nil || nothingMeasured(nil) != nil {
+		t.Error("a run with a crashed cell, or no cell, measured nothing")
+	}
+	if nothingMeasured([]results.Cell{unready, unready}) == nil {
+		t.Error("a run of unready cells measured something")
 	}
 }
