@@ -15,6 +15,7 @@ import (
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
+	"github.com/arena-lab/arena/internal/verify"
 )
 
 // Lab is the experiment's fixed part: where it lives, what every contender shares, and
@@ -42,6 +43,9 @@ type Lab struct {
 	options  scenario.Options
 	// target is the run's server when the lab did not start it (arena run --target).
 	target *results.Target
+	// needs are what the run's scenario sends and relies on, when it says (a target's run):
+	// its verify checks only those, and its readiness is one of them.
+	needs *verify.Needs
 }
 
 // RunOptions are one run: its spec, with the scenario and contenders it names found, and

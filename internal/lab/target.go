@@ -76,8 +76,16 @@ func TargetLevels(t *results.Target, levels []scenario.Level) (runnable []scenar
 // recorded as unsupported, with why.
 func (l *Lab) measureTarget(ctx context.Context, o RunOptions, spec results.RunSpec, run *results.Run, dir string, plan scenario.Plan) (*results.Run, string, error) {
 	t := spec.Target
+	if needs, ok := ScenarioNeeds(o.Scenario); ok {
+		l.needs = &needs
+	}
 	runnable, _ := TargetLevels(t, plan.Levels)
 	run.Env.Notes = append(run.Env.Notes, targetNotes(t)...)
+	readyBy := "the scenario's first route; --target-ready names another"
+	if t.Ready != "" {
+		readyBy = "--target-ready"
+	}
+	run.Env.Notes = append(run.Env.Notes, fmt.Sprintf("target: ready when it answers %s (%s)", readinessOf(t, l.needs).sends, readyBy))
 	m, err := l.prepareTarget(ctx, t, run, features(runnable))
 	if serr := results.Save(run, dir); serr != nil {
 		return l.unsaved(run, dir, serr)
@@ -166,13 +174,15 @@ func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, groups []stri
 	}
 	began := time.Now()
 	l.Progress.verifyLine("verify %s at %s (%s), a server arena did not start", t.Name, t.URL, strings.Join(groups, ", "))
-	if err := targetReady(ctx, t.Addr, targetReadyWait); err != nil {
+	ready := readinessOf(t, l.needs)
+	if err := targetReady(ctx, t.Addr, ready, targetReadyWait); err != nil {
 		return fail("ready", err.Error())
 	}
 	srv, err := verify.NewServer(t.Addr, t.Pid) // a cgroup's target: checked after bad input by its readiness alone
 	if err != nil {
 		return fail("ready", fmt.Sprintf("--target-pid %d: %v", t.Pid, err))
 	}
+	srv.Needs, srv.Probe = l.needs, ready.try
 	rep.Checks = append(rep.Checks, verify.Check{Group: verify.GroupHTTP, Name: "ready", OK: true, Took: time.Since(began)})
 	stream := verify.StreamChecks
 	if t.Env["BACKPRESSURE"] == "off" {
@@ -192,32 +202,9 @@ func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, groups []stri
 		part := verify.Report{Checks: checks}
 		l.Progress.verifyLine("  %s (%s)", part.Tally(sec.group), time.Since(at).Round(100*time.Millisecond))
 	}
+	rep.NotNeeded = srv.NotNeeded()
 	l.Progress.verifyLine("verify %s: %s (%s)", t.Name, rep.Summary(), time.Since(began).Round(time.Second))
 	return rep
-}
-
-// targetReady polls the target's readiness until it answers 200, ctx ends or within passes.
-func targetReady(ctx context.Context, addr string, within time.Duration) error {
-	c := &httpClient{timeout: 2 * time.Second}
-	deadline := time.Now().Add(within)
-	url := "http://" + addr + contender.ReadinessPath
-	for {
-		code, err := c.get(url)
-		if err == nil && code == 200 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			if err == nil {
-				err = fmt.Errorf("status %d", code)
-			}
-			return fmt.Errorf("the target at %s did not answer GET %s with 200 within %s (%v)", addr, contender.ReadinessPath, within, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 // runTargetCell is runCell for a target: ready → warm → drive → classify, with the watchdog
@@ -232,7 +219,7 @@ func (l *Lab) runTargetCell(ctx context.Context, c cellPlan, dir string) results
 	if cell.Env == nil {
 		cell.Env = map[string]string{}
 	}
-	if err := targetReady(ctx, t.Addr, targetReadyWait); err != nil {
+	if err := targetReady(ctx, t.Addr, readinessOf(t, l.needs), targetReadyWait); err != nil {
 		cell.Outcome = results.Outcome{Status: results.OutcomeUnready, Detail: err.Error()}
 		if ctx.Err() != nil {
 			cell.Outcome = results.Outcome{Status: results.OutcomeInterrupted, Detail: "stopped by the user before the load"}

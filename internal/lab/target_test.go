@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/chat"
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/faulty"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
+	"github.com/arena-lab/arena/internal/verify"
 )
 
 // A level runs against a target only when nothing of it happens at the server's start: the
@@ -82,7 +84,7 @@ func startTarget(t *testing.T, fault faulty.Fault) (url, addr string, pid int) {
 		_ = cmd.Wait()
 	})
 	addr = "127.0.0.1:" + strconv.Itoa(port)
-	if err := targetReady(context.Background(), addr, 30*time.Second); err != nil {
+	if err := targetReady(context.Background(), addr, readinessOf(&results.Target{Addr: addr}, nil), 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	return "http://" + addr, addr, cmd.Process.Pid
@@ -273,5 +275,45 @@ func TestEveryOutcomeSaysWhy(t *testing.T) {
 	}
 	if nothingMeasured([]results.Cell{unready, unready}) == nil {
 		t.Error("a run of unready cells measured something")
+	}
+}
+
+// A target's readiness is the user's path, else the first route the scenario sends, else the
+// handshake to its first socket: each answered as a ready server would, and otherwise what
+// was sent and what came back are said.
+func TestTargetReadinessIsTheScenariosOrTheUsers(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) })
+	mux.HandleFunc("/instant", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("INSTANT")) })
+	plain := httptest.NewServer(mux)
+	defer plain.Close()
+	chatSrv, err := chat.StartServer("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chatSrv.Close()
+	at := func(u string) *results.Target { return &results.Target{Addr: strings.TrimPrefix(u, "http://")} }
+	isolation := &verify.Needs{Routes: []string{"/instant", "/delayed"}}
+	chatty := &verify.Needs{Sockets: []string{"/chat"}}
+	for _, tt := range []struct {
+		name   string
+		target *results.Target
+		needs  *verify.Needs
+		want   string // "" : ready; else in the error
+	}{
+		{"the user's path", &results.Target{Addr: at(plain.URL).Addr, Ready: "/api/health"}, isolation, ""},
+		{"the user's path, not served", &results.Target{Addr: at(plain.URL).Addr, Ready: "/ready"}, isolation, "GET /ready as a ready server would within 300ms (the last answer: status 404)"},
+		{"the scenario's first route", at(plain.URL), isolation, ""},
+		{"no route, the contract's probe", at(plain.URL), nil, "GET /actuator/health/readiness"},
+		{"the scenario's socket", at("http://" + chatSrv.Addr()), chatty, ""},
+		{"a socket not served", at(plain.URL), chatty, "a WebSocket handshake to /chat as a ready server would within 300ms (the last answer: status 404, not 101"},
+	} {
+		err := targetReady(context.Background(), tt.target.Addr, readinessOf(tt.target, tt.needs), 300*time.Millisecond)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v; want ready", tt.name, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: %v; want it to say %q", tt.name, err, tt.want)
+		}
 	}
 }
