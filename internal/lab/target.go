@@ -144,7 +144,7 @@ func (l *Lab) prepareTarget(ctx context.Context, t *results.Target, run *results
 		return m, nil
 	}
 	groups := append([]string{verify.GroupHTTP}, features...)
-	rep := l.VerifyTarget(ctx, t, groups)
+	rep := l.VerifyTarget(ctx, t, l.needs, groups)
 	switch {
 	case ctx.Err() != nil:
 		info.Verified = results.VerifySkipped
@@ -166,7 +166,11 @@ func (l *Lab) prepareTarget(ctx context.Context, t *results.Target, run *results
 // was started with BACKPRESSURE=off). Those that need a start of the lab's (where it binds,
 // the lab's downstream and database, the stop on SIGTERM) are left out: the lab starts and
 // stops nothing here. With its pid, every bad input is followed by a look at its process tree.
-func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, groups []string) verify.Report {
+//
+// With needs (what the scenario it is checked for sends), only the HTTP checks that send to
+// its routes run, the others listed as not needed, and its readiness is the scenario's (see
+// readinessOf); nil checks the whole contract.
+func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, needs *verify.Needs, groups []string) verify.Report {
 	rep := verify.Report{Contender: t.Name}
 	fail := func(name, detail string) verify.Report {
 		rep.Checks = append(rep.Checks, verify.Check{Group: verify.GroupHTTP, Name: name, Detail: detail})
@@ -174,7 +178,7 @@ func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, groups []stri
 	}
 	began := time.Now()
 	l.Progress.verifyLine("verify %s at %s (%s), a server arena did not start", t.Name, t.URL, strings.Join(groups, ", "))
-	ready := readinessOf(t, l.needs)
+	ready := readinessOf(t, needs)
 	if err := targetReady(ctx, t.Addr, ready, targetReadyWait); err != nil {
 		return fail("ready", err.Error())
 	}
@@ -182,7 +186,7 @@ func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, groups []stri
 	if err != nil {
 		return fail("ready", fmt.Sprintf("--target-pid %d: %v", t.Pid, err))
 	}
-	srv.Needs, srv.Probe = l.needs, ready.try
+	srv.Needs, srv.Probe = needs, ready.try
 	rep.Checks = append(rep.Checks, verify.Check{Group: verify.GroupHTTP, Name: "ready", OK: true, Took: time.Since(began)})
 	stream := verify.StreamChecks
 	if t.Env["BACKPRESSURE"] == "off" {
@@ -199,8 +203,9 @@ func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, groups []stri
 		at := time.Now()
 		checks := sec.checks(ctx, srv)
 		rep.Checks = append(rep.Checks, checks...)
-		part := verify.Report{Checks: checks}
-		l.Progress.verifyLine("  %s (%s)", part.Tally(sec.group), time.Since(at).Round(100*time.Millisecond))
+		if part := (verify.Report{Checks: checks}); len(checks) > 0 {
+			l.Progress.verifyLine("  %s (%s)", part.Tally(sec.group), time.Since(at).Round(100*time.Millisecond))
+		}
 	}
 	rep.NotNeeded = srv.NotNeeded()
 	l.Progress.verifyLine("verify %s: %s (%s)", t.Name, rep.Summary(), time.Since(began).Round(time.Second))
