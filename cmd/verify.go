@@ -50,7 +50,6 @@ ready, bad input); 130 when interrupted.`,
   arena verify --target http://127.0.0.1:8080 isolation
   arena verify --target http://127.0.0.1:9000 --target-ready /healthz chat`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
 			if jobs < 1 || jobs > 8 {
 				return fmt.Errorf("--jobs %d: give 1 to 8", jobs)
 			}
@@ -60,56 +59,64 @@ ready, bad input); 130 when interrupted.`,
 				}
 				return verifyTarget(cmd, lf, t, args)
 			}
-			l, ms, err := lf.openWith(cmd.ErrOrStderr(), args)
-			if err != nil {
-				return err
-			}
-			logDir := filepath.Join(l.Root, ".arena", "verify-logs")
-			if err := os.MkdirAll(logDir, 0o755); err != nil {
-				return err
-			}
-			builder := l.Builder()
-			var failed []string
-			var built []*contender.Manifest
-			var hashes []string
-			for _, m := range ms {
-				b, err := builder.Build(cmd.Context(), m, false)
-				if err != nil {
-					fmt.Fprintf(out, "%s (%s, %s)\n  FAIL build\n    %s\n", m.Name, m.Model, m.Stack, strings.ReplaceAll(err.Error(), "\n", "\n    "))
-					failed = append(failed, m.Name)
-					continue
-				}
-				built, hashes = append(built, m), append(hashes, b.Hash)
-			}
-			interrupted := false
-			groups := func(m *contender.Manifest) []string { return lab.VerifyGroups(m, verify.Groups) }
-			l.VerifyEach(cmd.Context(), built, hashes, jobs, logDir, true, groups, func(v lab.Verified) {
-				fmt.Fprintf(out, "%s (%s, %s)\n", v.Manifest.Name, v.Manifest.Model, v.Manifest.Stack)
-				printChecks(out, v.Report.Checks)
-				fmt.Fprintf(out, "  %s\n", v.Report.Summary())
-				interrupted = interrupted || v.Err != nil
-				if !v.Report.Passed() {
-					failed = append(failed, v.Manifest.Name)
-				}
-			})
-			if interrupted {
-				return errInterrupted
-			}
-			if len(failed) > 0 {
-				err := fmt.Errorf("%d of %d contender(s) do not keep the contract: %s (logs in %s)", len(failed), len(ms), strings.Join(failed, ", "), logDir)
-				if len(built) == len(ms) { // every one was checked: a check failed
-					return &gateFailed{what: err.Error()}
-				}
-				return err
-			}
-			fmt.Fprintf(out, "\nall %d contender(s) keep the contract\n", len(ms))
-			return nil
+			return verifyContenders(cmd, lf, jobs, args)
 		},
 	}
 	lf.register(cmd)
 	tf.registerVerify(cmd)
 	cmd.Flags().IntVar(&jobs, "jobs", 1, "contenders verified at once (verify mostly waits; each job starts its own contender, downstream and database)")
 	return cmd
+}
+
+// verifyContenders builds and verifies the contenders args name (all when none), jobs at a
+// time, printing each one's checks; a check failed is a gateFailed (exit 2), a build that
+// failed an error (exit 1).
+func verifyContenders(cmd *cobra.Command, lf labFlags, jobs int, args []string) error {
+	out := cmd.OutOrStdout()
+	l, ms, err := lf.openWith(cmd.ErrOrStderr(), args)
+	if err != nil {
+		return err
+	}
+	logDir := filepath.Join(l.Root, ".arena", "verify-logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	builder := l.Builder()
+	var failed []string
+	var built []*contender.Manifest
+	var hashes []string
+	for _, m := range ms {
+		b, err := builder.Build(cmd.Context(), m, false)
+		if err != nil {
+			fmt.Fprintf(out, "%s (%s, %s)\n  FAIL build\n    %s\n", m.Name, m.Model, m.Stack, strings.ReplaceAll(err.Error(), "\n", "\n    "))
+			failed = append(failed, m.Name)
+			continue
+		}
+		built, hashes = append(built, m), append(hashes, b.Hash)
+	}
+	interrupted := false
+	groups := func(m *contender.Manifest) []string { return lab.VerifyGroups(m, verify.Groups) }
+	l.VerifyEach(cmd.Context(), built, hashes, jobs, logDir, true, groups, func(v lab.Verified) {
+		fmt.Fprintf(out, "%s (%s, %s)\n", v.Manifest.Name, v.Manifest.Model, v.Manifest.Stack)
+		printChecks(out, v.Report.Checks)
+		fmt.Fprintf(out, "  %s\n", v.Report.Summary())
+		interrupted = interrupted || v.Err != nil
+		if !v.Report.Passed() {
+			failed = append(failed, v.Manifest.Name)
+		}
+	})
+	if interrupted {
+		return errInterrupted
+	}
+	if len(failed) > 0 {
+		err := fmt.Errorf("%d of %d contender(s) do not keep the contract: %s (logs in %s)", len(failed), len(ms), strings.Join(failed, ", "), logDir)
+		if len(built) == len(ms) { // every one was checked: a check failed
+			return &gateFailed{what: err.Error()}
+		}
+		return err
+	}
+	fmt.Fprintf(out, "\nall %d contender(s) keep the contract\n", len(ms))
+	return nil
 }
 
 // printChecks prints one line per check, ok or FAIL with how long it took, and under it its
