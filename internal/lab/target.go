@@ -76,6 +76,7 @@ func TargetLevels(t *results.Target, levels []scenario.Level) (runnable []scenar
 // recorded as unsupported, with why.
 func (l *Lab) measureTarget(ctx context.Context, o RunOptions, spec results.RunSpec, run *results.Run, dir string, plan scenario.Plan) (*results.Run, string, error) {
 	t := spec.Target
+	l.needs = nil // a lab that ran another scenario before
 	if needs, ok := ScenarioNeeds(o.Scenario); ok {
 		l.needs = &needs
 	}

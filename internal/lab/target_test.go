@@ -270,8 +270,9 @@ func TestEveryOutcomeSaysWhy(t *testing.T) {
 	}
 	unready := results.Cell{Outcome: results.Outcome{Status: results.OutcomeUnready, Detail: "x"}}
 	crashed := results.Cell{Outcome: results.Outcome{Status: results.OutcomeCrashed, Detail: "y"}}
-	if nothingMeasured([]results.Cell{unready, crashed}) != nil || nothingMeasured(nil) != nil {
-		t.Error("a run with a crashed cell, or no cell, measured nothing")
+	ok := results.Cell{Outcome: results.Outcome{Status: results.OutcomeOK}}
+	if nothingMeasured([]results.Cell{unready, crashed}) != nil || nothingMeasured([]results.Cell{unready, ok}) != nil || nothingMeasured(nil) != nil {
+		t.Error("a run with a crashed or an ok cell, or no cell, measured nothing")
 	}
 	if nothingMeasured([]results.Cell{unready, unready}) == nil {
 		t.Error("a run of unready cells measured something")
