@@ -189,6 +189,7 @@ func TestNoFlagNamesAnAddress(t *testing.T) {
 		"target-env":    "contract variables the target was started with, as the user says: recorded and compared with the levels', never sent anywhere",
 		"target-knobs":  "names of contract variables, or none (checkTarget)",
 		"target-cgroup": "a folder on this host whose cgroup.procs files are read (probe.CgroupProcs): nothing is sent anywhere",
+		"target-ready":  "a path beginning with / (checkTarget), asked of the target's own address",
 		// Export (issue 25): where the user's own dashboard listens.
 		"export": "KIND=URL of a metrics receiver the user names (Prometheus remote write, OTLP/HTTP): each saved cell's figures are sent there once, a request or few, never load; http(s) with a host and no credentials",
 		// arena k8s manifests writes YAML and sends nothing.

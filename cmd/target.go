@@ -32,12 +32,20 @@ type targetFlags struct {
 	env        map[string]string
 	knobs      []string
 	skipVerify bool
+	ready      string
 }
 
 // targetOnly are the flags that mean something only with --target.
-var targetOnly = []string{"target-name", "target-pid", "target-cgroup", "target-env", "target-knobs", "skip-verify"}
+var targetOnly = []string{"target-name", "target-pid", "target-cgroup", "target-env", "target-knobs", "skip-verify", "target-ready"}
 
 func (f *targetFlags) register(cmd *cobra.Command) {
+	f.registerVerify(cmd)
+	cmd.Flags().BoolVar(&f.skipVerify, "skip-verify", false, "with --target: measure it without verifying it first; recorded, and every cell is marked unverified")
+}
+
+// registerVerify registers the flags that describe a target, as arena verify checks one:
+// all of arena run's but --skip-verify.
+func (f *targetFlags) registerVerify(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.url, "target", "", "run the scenario against a server arena did not start, at http://IP:port (its /chat and /stream are reached at ws:// on the same address): verified there first, then measured; it must keep the contract (contenders/README.md)")
 	fl.StringVar(&f.name, "target-name", "", `with --target: its name in the results and the report, a-z, 0-9 and - (default: "target")`)
@@ -45,7 +53,7 @@ func (f *targetFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cgroup, "target-cgroup", "", `with --target, in place of --target-pid: the folder of its cgroup on this host (a container's, a systemd unit's, e.g. /sys/fs/cgroup/system.slice/docker-ID.scope, or under /sys/fs/cgroup/pids/ on cgroup v1), whose processes, and those of the cgroups below it, are probed as a contender's tree is`)
 	fl.StringToStringVar(&f.env, "target-env", nil, "with --target: a contract variable it was started with, e.g. WORKER_THREADS=11; a level that sets a variable it honours runs only when this says it was started so")
 	fl.StringSliceVar(&f.knobs, "target-knobs", nil, "with --target: the contract variables it honours, as a manifest's knobs, or none (default: every one of "+strings.Join(contender.Knobs, ", ")+")")
-	fl.BoolVar(&f.skipVerify, "skip-verify", false, "with --target: measure it without verifying it first; recorded, and every cell is marked unverified")
+	fl.StringVar(&f.ready, "target-ready", "", "with --target: the path of its readiness, e.g. /healthz, ready when it answers 2xx (default: the first route the scenario sends answered 2xx; for chat and stream, a WebSocket handshake to /chat or /stream answered 101)")
 }
 
 // target is the server the flags describe, checked; nil without --target, where every other
@@ -72,7 +80,7 @@ func (f *targetFlags) target(cmd *cobra.Command) (*results.Target, error) {
 			}
 		}
 	}
-	t := &results.Target{Name: cmp.Or(f.name, "target"), URL: f.url, Addr: addr, Pid: f.pid, Cgroup: f.cgroup, Env: f.env, Knobs: knobs, SkipVerify: f.skipVerify}
+	t := &results.Target{Name: cmp.Or(f.name, "target"), URL: f.url, Addr: addr, Pid: f.pid, Cgroup: f.cgroup, Env: f.env, Knobs: knobs, SkipVerify: f.skipVerify, Ready: f.ready}
 	return t, checkTarget(t)
 }
 
@@ -116,6 +124,9 @@ var targetName = regexp.MustCompile(`^[a-z0-9-]+$`)
 func checkTarget(t *results.Target) error {
 	if !targetName.MatchString(t.Name) {
 		return fmt.Errorf("--target-name %q: use only a-z, 0-9 and -", t.Name)
+	}
+	if t.Ready != "" && !strings.HasPrefix(t.Ready, "/") {
+		return fmt.Errorf("--target-ready %q: give a path on the target, beginning with /", t.Ready)
 	}
 	if t.Pid < 0 || t.Pid > 0 && errors.Is(syscall.Kill(t.Pid, 0), syscall.ESRCH) {
 		return fmt.Errorf("--target-pid %d: no such process on this host (the lab probes a target's process only where it runs itself)", t.Pid)

@@ -102,6 +102,18 @@ func TestTargetFromFlags(t *testing.T) {
 	if tg, err = f.target(cmd); err != nil || tg.Env["WORKER_THREADS"] != "11" || !slices.Equal(tg.Knobs, []string{"WORKER_THREADS"}) {
 		t.Fatalf("started with: %+v, %v", tg, err)
 	}
+	cmd, f = parse("--target", "http://127.0.0.1:9000", "--target-ready", "/healthz")
+	if tg, err = f.target(cmd); err != nil || tg.Ready != "/healthz" {
+		t.Fatalf("its readiness: %+v, %v", tg, err)
+	}
+	cmd, f = parse("--target", "http://127.0.0.1:9000", "--target-ready", "healthz")
+	if _, err = f.target(cmd); err == nil || !strings.Contains(err.Error(), "beginning with /") {
+		t.Fatalf("a readiness that is no path: %v", err)
+	}
+	cmd, f = parse("--target-ready", "/healthz")
+	if _, err = f.target(cmd); err == nil || !strings.Contains(err.Error(), "--target-ready goes with --target") {
+		t.Fatalf("--target-ready alone: %v", err)
+	}
 }
 
 // TestSpecTargetAddressIsItsURLs: a spec from a file or a coordinator whose target's address

@@ -116,6 +116,9 @@ func (p *Progress) CellDone(i int, c results.Cell) {
 		parts = append(parts, fmt.Sprintf("RSS max %.0f MB", c.Server.Summary.RSSMBMax))
 	}
 	status := c.Outcome.Status
+	if c.Outcome.Status != results.OutcomeOK && c.Outcome.Detail != "" { // why, on the line that says it
+		parts = append([]string{firstLine(c.Outcome.Detail)}, parts...)
+	}
 	if c.ClientBound {
 		status += ", client-bound (" + c.ClientBoundWhy + ")" // why, so a flagged cell can be read without its results
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
+	"github.com/arena-lab/arena/internal/verify"
 )
 
 // Lab is the experiment's fixed part: where it lives, what every contender shares, and
@@ -42,6 +43,9 @@ type Lab struct {
 	options  scenario.Options
 	// target is the run's server when the lab did not start it (arena run --target).
 	target *results.Target
+	// needs are what the run's scenario sends and relies on, when it says (a target's run):
+	// its verify checks only those, and its readiness is one of them.
+	needs *verify.Needs
 }
 
 // RunOptions are one run: its spec, with the scenario and contenders it names found, and
@@ -67,8 +71,66 @@ func Options(s results.RunSpec) scenario.Options {
 		Duration: time.Duration(s.DurationS * float64(time.Second)), Timeout: time.Duration(s.TimeoutS * float64(time.Second))}
 }
 
-// ErrNothingToMeasure means every contender failed to build or verify.
+// ErrNothingToMeasure means every contender failed to build or verify, or that no cell's
+// load ran (NothingMeasured is one).
 var ErrNothingToMeasure = errors.New("no contender passed build and verify: nothing was measured")
+
+// NothingMeasured ends a run none of whose cells' load ran against a server (every one
+// unready, unsupported, skipped, or unable to run its load): its cells, each with how it
+// ended and why. A cell that crashed or fell silent under load measured something, and a run
+// with one is not this.
+type NothingMeasured struct{ Cells []results.Cell }
+
+func (e *NothingMeasured) Error() string {
+	lines := []string{fmt.Sprintf("nothing was measured: none of the run's %d cell(s) ran its load", len(e.Cells))}
+	for _, c := range e.Cells {
+		lines = append(lines, fmt.Sprintf("%s/%s r%d: %s: %s", c.Contender, c.Level, c.Repeat, c.Outcome.Status, c.Outcome.Detail))
+	}
+	return strings.Join(lines, "\n  ")
+}
+
+// Is makes a run that measured nothing one whose contenders had nothing to measure, as a
+// reproduction's step reads it: the step is left failed and the next one begins.
+func (e *NothingMeasured) Is(target error) bool { return target == ErrNothingToMeasure }
+
+// nothingMeasured is the error of a run whose cells ran no load, or nil; a run with no cells
+// (a resume with all done) measured what it kept.
+func nothingMeasured(cells []results.Cell) error {
+	for _, c := range cells {
+		if results.Ran(c.Outcome.Status) {
+			return nil
+		}
+	}
+	if len(cells) == 0 {
+		return nil
+	}
+	return &NothingMeasured{Cells: cells}
+}
+
+// unexplained are what an outcome that came with no detail says of itself: every cell that
+// did not end ok says why, in its record and on the progress line.
+var unexplained = map[string]string{
+	results.OutcomeCrashed:      "the server's process ended during the cell; the lab recorded no more of why",
+	results.OutcomeUnready:      "the server never became ready; the lab recorded no more of why",
+	results.OutcomeInterrupted:  "stopped by the user",
+	results.OutcomeError:        "the lab could not run the cell's load; it recorded no more of why",
+	results.OutcomeUnsupported:  "the server cannot run this level",
+	results.OutcomeSkipped:      "a lower level of the same ladder already broke",
+	results.OutcomeOutOfMemory:  "the server died at its memory cap",
+	results.OutcomeUnresponsive: "the server stopped answering the lab's polls",
+}
+
+// explained is o with a detail: its own, or what its status says when it came with none.
+func explained(o results.Outcome) results.Outcome {
+	if o.Status == results.OutcomeOK || strings.TrimSpace(o.Detail) != "" {
+		return o
+	}
+	o.Detail = unexplained[o.Status]
+	if o.Detail == "" {
+		o.Detail = "it ended " + o.Status + "; the lab recorded no more of why"
+	}
+	return o
+}
 
 // Run carries out a run and returns its results and folder. Results are saved after every
 // cell; when ctx ends (Ctrl-C) the cell under way is recorded as interrupted, the server
@@ -232,6 +294,7 @@ func (l *Lab) measure(ctx context.Context, run *results.Run, dir string, s scena
 				broken[c.m.Name+"\x00"+c.level.Group] = true
 			}
 		}
+		cell.Outcome = explained(cell.Outcome)
 		run.Cells = append(run.Cells, cell)
 		noteUncapped(run, cell)
 		l.Progress.CellDone(i, cell)
@@ -242,6 +305,10 @@ func (l *Lab) measure(ctx context.Context, run *results.Run, dir string, s scena
 		if ctx.Err() != nil {
 			return l.finish(run, dir, s, results.RunInterrupted)
 		}
+	}
+	if err := nothingMeasured(run.Cells); err != nil {
+		_, _, ferr := l.finish(run, dir, s, results.RunFailed)
+		return run, dir, errors.Join(err, ferr)
 	}
 	return l.finish(run, dir, s, results.RunComplete)
 }

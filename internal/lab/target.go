@@ -29,7 +29,7 @@ import (
 
 // targetReadyWait bounds the wait for a target's readiness before verify and before each
 // cell: it is already running, so a long wait means it is not answering.
-const targetReadyWait = 30 * time.Second
+var targetReadyWait = 30 * time.Second
 
 // TargetRefuses says why level lv cannot run against the target t, or "": a level whose
 // set-up happens at the server's start (the lab's downstream or database handed to it, a
@@ -76,8 +76,17 @@ func TargetLevels(t *results.Target, levels []scenario.Level) (runnable []scenar
 // recorded as unsupported, with why.
 func (l *Lab) measureTarget(ctx context.Context, o RunOptions, spec results.RunSpec, run *results.Run, dir string, plan scenario.Plan) (*results.Run, string, error) {
 	t := spec.Target
+	l.needs = nil // a lab that ran another scenario before
+	if needs, ok := ScenarioNeeds(o.Scenario); ok {
+		l.needs = &needs
+	}
 	runnable, _ := TargetLevels(t, plan.Levels)
 	run.Env.Notes = append(run.Env.Notes, targetNotes(t)...)
+	readyBy := "the scenario's first route; --target-ready names another"
+	if t.Ready != "" {
+		readyBy = "--target-ready"
+	}
+	run.Env.Notes = append(run.Env.Notes, fmt.Sprintf("target: ready when it answers %s (%s)", readinessOf(t, l.needs).sends, readyBy))
 	m, err := l.prepareTarget(ctx, t, run, features(runnable))
 	if serr := results.Save(run, dir); serr != nil {
 		return l.unsaved(run, dir, serr)
@@ -136,7 +145,7 @@ func (l *Lab) prepareTarget(ctx context.Context, t *results.Target, run *results
 		return m, nil
 	}
 	groups := append([]string{verify.GroupHTTP}, features...)
-	rep := l.VerifyTarget(ctx, t, groups)
+	rep := l.VerifyTarget(ctx, t, l.needs, groups)
 	switch {
 	case ctx.Err() != nil:
 		info.Verified = results.VerifySkipped
@@ -158,7 +167,11 @@ func (l *Lab) prepareTarget(ctx context.Context, t *results.Target, run *results
 // was started with BACKPRESSURE=off). Those that need a start of the lab's (where it binds,
 // the lab's downstream and database, the stop on SIGTERM) are left out: the lab starts and
 // stops nothing here. With its pid, every bad input is followed by a look at its process tree.
-func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, groups []string) verify.Report {
+//
+// With needs (what the scenario it is checked for sends), only the HTTP checks that send to
+// its routes run, the others listed as not needed, and its readiness is the scenario's (see
+// readinessOf); nil checks the whole contract.
+func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, needs *verify.Needs, groups []string) verify.Report {
 	rep := verify.Report{Contender: t.Name}
 	fail := func(name, detail string) verify.Report {
 		rep.Checks = append(rep.Checks, verify.Check{Group: verify.GroupHTTP, Name: name, Detail: detail})
@@ -166,13 +179,15 @@ func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, groups []stri
 	}
 	began := time.Now()
 	l.Progress.verifyLine("verify %s at %s (%s), a server arena did not start", t.Name, t.URL, strings.Join(groups, ", "))
-	if err := targetReady(ctx, t.Addr, targetReadyWait); err != nil {
+	ready := readinessOf(t, needs)
+	if err := targetReady(ctx, t.Addr, ready, targetReadyWait); err != nil {
 		return fail("ready", err.Error())
 	}
 	srv, err := verify.NewServer(t.Addr, t.Pid) // a cgroup's target: checked after bad input by its readiness alone
 	if err != nil {
 		return fail("ready", fmt.Sprintf("--target-pid %d: %v", t.Pid, err))
 	}
+	srv.Needs, srv.Probe = needs, ready.try
 	rep.Checks = append(rep.Checks, verify.Check{Group: verify.GroupHTTP, Name: "ready", OK: true, Took: time.Since(began)})
 	stream := verify.StreamChecks
 	if t.Env["BACKPRESSURE"] == "off" {
@@ -189,35 +204,13 @@ func (l *Lab) VerifyTarget(ctx context.Context, t *results.Target, groups []stri
 		at := time.Now()
 		checks := sec.checks(ctx, srv)
 		rep.Checks = append(rep.Checks, checks...)
-		part := verify.Report{Checks: checks}
-		l.Progress.verifyLine("  %s (%s)", part.Tally(sec.group), time.Since(at).Round(100*time.Millisecond))
+		if part := (verify.Report{Checks: checks}); len(checks) > 0 {
+			l.Progress.verifyLine("  %s (%s)", part.Tally(sec.group), time.Since(at).Round(100*time.Millisecond))
+		}
 	}
+	rep.NotNeeded = srv.NotNeeded()
 	l.Progress.verifyLine("verify %s: %s (%s)", t.Name, rep.Summary(), time.Since(began).Round(time.Second))
 	return rep
-}
-
-// targetReady polls the target's readiness until it answers 200, ctx ends or within passes.
-func targetReady(ctx context.Context, addr string, within time.Duration) error {
-	c := &httpClient{timeout: 2 * time.Second}
-	deadline := time.Now().Add(within)
-	url := "http://" + addr + contender.ReadinessPath
-	for {
-		code, err := c.get(url)
-		if err == nil && code == 200 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			if err == nil {
-				err = fmt.Errorf("status %d", code)
-			}
-			return fmt.Errorf("the target at %s did not answer GET %s with 200 within %s (%v)", addr, contender.ReadinessPath, within, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 // runTargetCell is runCell for a target: ready → warm → drive → classify, with the watchdog
@@ -232,7 +225,7 @@ func (l *Lab) runTargetCell(ctx context.Context, c cellPlan, dir string) results
 	if cell.Env == nil {
 		cell.Env = map[string]string{}
 	}
-	if err := targetReady(ctx, t.Addr, targetReadyWait); err != nil {
+	if err := targetReady(ctx, t.Addr, readinessOf(t, l.needs), targetReadyWait); err != nil {
 		cell.Outcome = results.Outcome{Status: results.OutcomeUnready, Detail: err.Error()}
 		if ctx.Err() != nil {
 			cell.Outcome = results.Outcome{Status: results.OutcomeInterrupted, Detail: "stopped by the user before the load"}

@@ -2,6 +2,9 @@ package lab
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-lab/arena/internal/chat"
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/faulty"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
+	"github.com/arena-lab/arena/internal/verify"
 )
 
 // A level runs against a target only when nothing of it happens at the server's start: the
@@ -79,7 +84,7 @@ func startTarget(t *testing.T, fault faulty.Fault) (url, addr string, pid int) {
 		_ = cmd.Wait()
 	})
 	addr = "127.0.0.1:" + strconv.Itoa(port)
-	if err := targetReady(context.Background(), addr, 30*time.Second); err != nil {
+	if err := targetReady(context.Background(), addr, readinessOf(&results.Target{Addr: addr}, nil), 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	return "http://" + addr, addr, cmd.Process.Pid
@@ -211,5 +216,105 @@ func TestTargetGoneByItsCgroup(t *testing.T) {
 	}
 	if targetGone(&results.Target{}) {
 		t.Error("a target given neither pid nor cgroup is gone")
+	}
+}
+
+// A target that never answers its readiness is measured in no cell: each is unready and says
+// what was sent and what came back, the progress line shows it, and the run ends failed with
+// an error that names every cell's outcome and reason (a reproduction reads it as nothing to
+// measure).
+func TestTargetNeverReadyMeasuresNothingAndSaysWhy(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	was := targetReadyWait
+	targetReadyWait = 300 * time.Millisecond
+	defer func() { targetReadyWait = was }()
+	var progress strings.Builder
+	l := testLab(t, &progress)
+	target := &results.Target{Name: "mine", URL: srv.URL, Addr: strings.TrimPrefix(srv.URL, "http://"), SkipVerify: true}
+	run, _, err := l.Run(context.Background(), RunOptions{Spec: results.RunSpec{Repeat: 2, Target: target},
+		Scenario: probeScenario{d: time.Second}, RunsDir: t.TempDir(), Command: []string{"arena", "run"}})
+	var nothing *NothingMeasured
+	if !errors.As(err, &nothing) || !errors.Is(err, ErrNothingToMeasure) {
+		t.Fatalf("error %v; want NothingMeasured", err)
+	}
+	if run == nil || run.Status != results.RunFailed || len(run.Cells) != 2 {
+		t.Fatalf("run %+v; want failed with its two cells", run)
+	}
+	for _, c := range run.Cells {
+		if c.Outcome.Status != results.OutcomeUnready || !strings.Contains(c.Outcome.Detail, "status 404") || !strings.Contains(c.Outcome.Detail, "GET ") {
+			t.Errorf("cell %s r%d: %+v; want unready, what was sent and the 404", c.Level, c.Repeat, c.Outcome)
+		}
+	}
+	for _, want := range []string{"mine/ready r1: unready: ", "mine/ready r2: unready: ", "status 404"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if !strings.Contains(progress.String(), "unready: the target") {
+		t.Errorf("progress %q does not say why the cell is unready", progress.String())
+	}
+}
+
+// No cell that did not end ok is left without a reason; a run measured something when one
+// cell's load ran, crashed or not.
+func TestEveryOutcomeSaysWhy(t *testing.T) {
+	for _, status := range []string{results.OutcomeCrashed, results.OutcomeUnready, results.OutcomeInterrupted, results.OutcomeError,
+		results.OutcomeUnsupported, results.OutcomeSkipped, results.OutcomeOutOfMemory, results.OutcomeUnresponsive, "new-status"} {
+		if o := explained(results.Outcome{Status: status, Detail: " "}); strings.TrimSpace(o.Detail) == "" {
+			t.Errorf("%s: no detail", status)
+		}
+	}
+	if o := explained(results.Outcome{Status: results.OutcomeUnready, Detail: "its own"}); o.Detail != "its own" {
+		t.Errorf("a detail given became %q", o.Detail)
+	}
+	unready := results.Cell{Outcome: results.Outcome{Status: results.OutcomeUnready, Detail: "x"}}
+	crashed := results.Cell{Outcome: results.Outcome{Status: results.OutcomeCrashed, Detail: "y"}}
+	ok := results.Cell{Outcome: results.Outcome{Status: results.OutcomeOK}}
+	if nothingMeasured([]results.Cell{unready, crashed}) != nil || nothingMeasured([]results.Cell{unready, ok}) != nil || nothingMeasured(nil) != nil {
+		t.Error("a run with a crashed or an ok cell, or no cell, measured nothing")
+	}
+	if nothingMeasured([]results.Cell{unready, unready}) == nil {
+		t.Error("a run of unready cells measured something")
+	}
+}
+
+// A target's readiness is the user's path, else the first route the scenario sends, else the
+// handshake to its first socket: each answered as a ready server would, and otherwise what
+// was sent and what came back are said.
+func TestTargetReadinessIsTheScenariosOrTheUsers(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) })
+	mux.HandleFunc("/instant", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("INSTANT")) })
+	plain := httptest.NewServer(mux)
+	defer plain.Close()
+	chatSrv, err := chat.StartServer("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chatSrv.Close()
+	at := func(u string) *results.Target { return &results.Target{Addr: strings.TrimPrefix(u, "http://")} }
+	isolation := &verify.Needs{Routes: []string{"/instant", "/delayed"}}
+	chatty := &verify.Needs{Sockets: []string{"/chat"}}
+	for _, tt := range []struct {
+		name   string
+		target *results.Target
+		needs  *verify.Needs
+		want   string // "" : ready; else in the error
+	}{
+		{"the user's path", &results.Target{Addr: at(plain.URL).Addr, Ready: "/api/health"}, isolation, ""},
+		{"the user's path, not served", &results.Target{Addr: at(plain.URL).Addr, Ready: "/ready"}, isolation, "GET /ready as a ready server would within 300ms (the last answer: status 404)"},
+		{"the scenario's first route", at(plain.URL), isolation, ""},
+		{"no route, the contract's probe", at(plain.URL), nil, "GET /actuator/health/readiness"},
+		{"the scenario's socket", at("http://" + chatSrv.Addr()), chatty, ""},
+		{"a socket not served", at(plain.URL), chatty, "a WebSocket handshake to /chat as a ready server would within 300ms (the last answer: status 404, not 101"},
+	} {
+		err := targetReady(context.Background(), tt.target.Addr, readinessOf(tt.target, tt.needs), 300*time.Millisecond)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v; want ready", tt.name, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: %v; want it to say %q", tt.name, err, tt.want)
+		}
 	}
 }

@@ -27,6 +27,9 @@ type Target struct {
 	Knobs []string          `json:"knobs"`
 	// SkipVerify: the user asked for no verify (--skip-verify); every cell is marked.
 	SkipVerify bool `json:"skip_verify,omitempty"`
+	// Ready is the path of its readiness the user named (--target-ready), answered with a
+	// 2xx; "": the first route the scenario sends (a WebSocket handshake for chat and stream).
+	Ready string `json:"ready,omitempty"`
 }
 
 // Differences are what of now differs from was, one line each: every field names what was

@@ -132,7 +132,8 @@ func withBody(head string, n int) func(net.Conn) error {
 type abuse struct {
 	name   string
 	send   func(net.Conn) error
-	want   int // answers to wait for (0: until the server closes or the wait ends)
+	sends  []string // the request targets it sends (none: /instant, as most do)
+	want   int      // answers to wait for (0: until the server closes or the wait ends)
 	wait   time.Duration
 	accept func(exchange) error
 }
@@ -246,9 +247,11 @@ func abuses() []abuse {
 	add(abuse{name: "one header of 64 KiB", send: raw("GET /instant HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + strings.Repeat("b", 64<<10) + "\r\n\r\n"), want: 1, accept: survives})
 	add(abuse{name: "a request line of 64 KiB", send: raw(get("/instant?q=" + strings.Repeat("q", 64<<10))), want: 1, accept: survives})
 	add(abuse{name: "Content-Length and Transfer-Encoding together, a request behind",
-		send: raw("POST /instant HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled), accept: notSmuggled})
+		sends: []string{"/instant", "/resources/data2.json"},
+		send:  raw("POST /instant HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled), accept: notSmuggled})
 	add(abuse{name: "two different Content-Lengths, a request behind",
-		send: raw(fmt.Sprintf("POST /instant HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nContent-Length: %d\r\n\r\n%s", len(smuggled), smuggled)), accept: notSmuggled})
+		sends: []string{"/instant", "/resources/data2.json"},
+		send:  raw(fmt.Sprintf("POST /instant HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nContent-Length: %d\r\n\r\n%s", len(smuggled), smuggled)), accept: notSmuggled})
 	add(abuse{name: "an unknown method", send: raw("BREW /instant HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), want: 1, accept: survives})
 	add(abuse{name: "bytes that are no HTTP", send: raw("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not a request\r\n\r\n"), accept: unreadable})
 	add(abuse{name: "a request cut short, then the client's FIN", send: halfClose("GET /instant HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Cut: "), accept: unreadable})
@@ -256,7 +259,8 @@ func abuses() []abuse {
 	// With a Host header, as HTTP/1.0 clients send it (ab does).
 	add(abuse{name: "an HTTP/1.0 request is answered, then closed", send: raw("GET /instant HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"), accept: http10})
 	add(abuse{name: "three pipelined requests are answered in order",
-		send: raw(get("/instant") + get("/resources/data1.json") + get("/delayed?ms=0")), want: 3,
+		sends: []string{"/instant", "/resources/data1.json", "/delayed?ms=0"},
+		send:  raw(get("/instant") + get("/resources/data1.json") + get("/delayed?ms=0")), want: 3,
 		accept: answers("INSTANT", compactData1, "DELAYED")})
 	for _, p := range []string{
 		"/resources/..%2f..%2f..%2f..%2fetc%2fpasswd",
@@ -267,16 +271,16 @@ func abuses() []abuse {
 		"/resources//etc/passwd",
 		"/resources/%2fetc%2fpasswd",
 	} {
-		add(abuse{name: p + " → 404, never a file", send: raw(get(p)), want: 1, accept: traversal})
+		add(abuse{name: p + " → 404, never a file", sends: []string{p}, send: raw(get(p)), want: 1, accept: traversal})
 	}
-	add(abuse{name: "/data/-1 → 400 or 404", send: raw(get("/data/-1")), want: 1, accept: jsonError(400, 404)})
-	add(abuse{name: "/data/99999999999999999999 → 400 or 404", send: raw(get("/data/99999999999999999999")), want: 1, accept: jsonError(400, 404)})
-	add(abuse{name: "/delayed?ms=1e3 → 400", send: raw(get("/delayed?ms=1e3")), want: 1, accept: jsonError(400)})
-	add(abuse{name: "/delayed?ms=0x10 → 400", send: raw(get("/delayed?ms=0x10")), want: 1, accept: jsonError(400)})
-	add(abuse{name: "/delayed?ms=%205 → 400", send: raw(get("/delayed?ms=%205")), want: 1, accept: jsonError(400)})
-	add(abuse{name: "/delayed?ms=+5 → DELAYED or 400", send: raw(get("/delayed?ms=+5")), want: 1, accept: okOrJSONError("DELAYED", 400)})
-	add(abuse{name: "/delayed?ms=5&ms=7 → DELAYED or 400", send: raw(get("/delayed?ms=5&ms=7")), want: 1, accept: okOrJSONError("DELAYED", 400)})
-	add(abuse{name: "/delayed?ms=5&ms=abc → DELAYED or 400", send: raw(get("/delayed?ms=5&ms=abc")), want: 1, accept: okOrJSONError("DELAYED", 400)})
+	add(abuse{name: "/data/-1 → 400 or 404", sends: []string{"/data/-1"}, send: raw(get("/data/-1")), want: 1, accept: jsonError(400, 404)})
+	add(abuse{name: "/data/99999999999999999999 → 400 or 404", sends: []string{"/data/99999999999999999999"}, send: raw(get("/data/99999999999999999999")), want: 1, accept: jsonError(400, 404)})
+	add(abuse{name: "/delayed?ms=1e3 → 400", sends: []string{"/delayed?ms=1e3"}, send: raw(get("/delayed?ms=1e3")), want: 1, accept: jsonError(400)})
+	add(abuse{name: "/delayed?ms=0x10 → 400", sends: []string{"/delayed?ms=0x10"}, send: raw(get("/delayed?ms=0x10")), want: 1, accept: jsonError(400)})
+	add(abuse{name: "/delayed?ms=%205 → 400", sends: []string{"/delayed?ms=%205"}, send: raw(get("/delayed?ms=%205")), want: 1, accept: jsonError(400)})
+	add(abuse{name: "/delayed?ms=+5 → DELAYED or 400", sends: []string{"/delayed?ms=+5"}, send: raw(get("/delayed?ms=+5")), want: 1, accept: okOrJSONError("DELAYED", 400)})
+	add(abuse{name: "/delayed?ms=5&ms=7 → DELAYED or 400", sends: []string{"/delayed?ms=5&ms=7"}, send: raw(get("/delayed?ms=5&ms=7")), want: 1, accept: okOrJSONError("DELAYED", 400)})
+	add(abuse{name: "/delayed?ms=5&ms=abc → DELAYED or 400", sends: []string{"/delayed?ms=5&ms=abc"}, send: raw(get("/delayed?ms=5&ms=abc")), want: 1, accept: okOrJSONError("DELAYED", 400)})
 	return list
 }
 
@@ -319,6 +323,14 @@ func traversal(ex exchange) error {
 	return nil
 }
 
+// targets are the request targets the abuse sends.
+func (a abuse) targets() []string {
+	if len(a.sends) == 0 {
+		return []string{"/instant"}
+	}
+	return a.sends
+}
+
 func (a abuse) run(ctx context.Context, s *Server) Check {
 	start := time.Now()
 	wait := a.wait
@@ -347,11 +359,17 @@ func AbuseChecks(ctx context.Context, s *Server) []Check {
 		if ctx.Err() != nil {
 			return out
 		}
+		if !s.needed(a.name, a.targets()...) {
+			continue
+		}
 		out = append(out, a.run(ctx, s), s.after(ctx, GroupHTTP, a.name))
 	}
 	for _, h := range holds() {
 		if ctx.Err() != nil {
 			return out
+		}
+		if !s.needed(h.name, "/instant") { // its clients hold /instant requests
+			continue
 		}
 		c := h.run(ctx, s)
 		out = append(out, c, s.after(ctx, GroupHTTP, c.Name))

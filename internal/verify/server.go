@@ -22,6 +22,13 @@ type Server struct {
 	Addr  string // host:port of its HTTP and WebSocket endpoints
 	Ready string // base URL of the readiness probe checked after a bad input; "" is http://Addr
 	Pid   int    // the root of its process tree; 0 leaves the processes unchecked
+	// Needs, when set, are what the scenario it is checked for sends: only the HTTP checks
+	// sending to those routes run (a target); nil runs the whole contract.
+	Needs *Needs
+	// Probe, when set, is its readiness after a bad input in place of the contract's
+	// readiness probe (a target that serves none): nil when it answered, or what came back.
+	Probe     func(ctx context.Context) error
+	notNeeded []string
 
 	pids []int // the tree as last seen
 }
@@ -53,7 +60,16 @@ func (s *Server) readyBase() string {
 
 // after is the check that follows a bad input: still ready, and the same processes.
 func (s *Server) after(ctx context.Context, group, what string) Check {
-	c := request{name: "still ready, same processes after " + what, path: "/actuator/health/readiness", status: 200}.run(ctx, s.readyBase())
+	c := Check{Name: "still ready, same processes after " + what, OK: true}
+	if s.Probe != nil {
+		start := time.Now()
+		if err := s.Probe(ctx); err != nil {
+			c.OK, c.Detail = false, err.Error()
+		}
+		c.Took = time.Since(start)
+	} else {
+		c = request{name: c.Name, path: "/actuator/health/readiness", status: 200}.run(ctx, s.readyBase())
+	}
 	c.Group = group
 	if s.Pid == 0 {
 		return c

@@ -1,0 +1,8 @@
+package downstream
+
+import "github.com/arena-lab/arena/internal/verify"
+
+// Needs are what the downstream study sends a server and relies on: a target is verified for these alone.
+func (Scenario) Needs() verify.Needs {
+	return verify.Needs{Routes: []string{"/data/1"}}
+}
