@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/arena-lab/arena/internal/contender"
 	"github.com/arena-lab/arena/internal/lab"
 	"github.com/arena-lab/arena/internal/place"
+	"github.com/arena-lab/arena/internal/profile"
 	"github.com/arena-lab/arena/internal/results"
 	"github.com/arena-lab/arena/internal/scenario"
 	"github.com/arena-lab/arena/report"
@@ -299,14 +301,22 @@ func firstLookDefaults(cmd *cobra.Command, args []string, contenders *[]string, 
 	return "isolation"
 }
 
-// setByLab are the variables the lab sets itself, per start and per level.
-var setByLab = []string{"PORT", "DOWNSTREAM_URL", "JAVA_HOME", "JAVA_OPTS", "PATH"}
+// setByLab are the variables the lab sets itself, per start and per level. BIND_ADDRESS among
+// them: only the lab moves a contender off loopback (to the server address agents on other
+// hosts reach), never a flag, which could open it to every interface.
+var setByLab = []string{"PORT", "DOWNSTREAM_URL", "JAVA_HOME", "JAVA_OPTS", "PATH", "BIND_ADDRESS"}
 
-// checkEnv refuses --env variables the lab sets itself, or that are no variable's name.
+// checkEnv refuses --env variables the lab sets itself, or that are no variable's name, and a
+// PPROF_ADDR off loopback (a profiler's port answers anyone who reaches it).
 func checkEnv(env map[string]string) error {
-	for k := range env {
+	for k, v := range env {
 		if slices.Contains(setByLab, k) {
 			return fmt.Errorf("--env %s: the lab sets it itself", k)
+		}
+		if k == profile.PprofVar {
+			if ap, err := netip.ParseAddrPort(v); err != nil || !ap.Addr().IsLoopback() {
+				return fmt.Errorf("--env %s=%s: give a loopback IP:port, e.g. 127.0.0.1:6060 (the lab reads the profile here)", k, v)
+			}
 		}
 		if k == "" || strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
 			return fmt.Errorf("--env %q: a contract variable is named in capitals, e.g. WORKER_THREADS=11", k)

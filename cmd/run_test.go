@@ -44,6 +44,9 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"duration not a duration", []string{"--duration", "soon"}, []string{`invalid argument "soon"`, "--duration"}},
 		{"unknown flag", []string{"--repeats", "2"}, []string{"unknown flag: --repeats"}},
 		{"env the lab sets", []string{"--env", "PORT=80"}, []string{"--env PORT: the lab sets it itself"}},
+		{"env opening the contender", []string{"--env", "BIND_ADDRESS=0.0.0.0"}, []string{"--env BIND_ADDRESS: the lab sets it itself"}},
+		{"env pprof off loopback", []string{"--env", "PPROF_ADDR=0.0.0.0:6060"}, []string{"--env PPROF_ADDR=0.0.0.0:6060: give a loopback IP:port"}},
+		{"env pprof a name", []string{"--env", "PPROF_ADDR=localhost:6060"}, []string{"--env PPROF_ADDR=localhost:6060: give a loopback IP:port"}},
 		{"env not a name", []string{"--env", "worker threads=11"}, []string{`--env "worker threads": a contract variable is named in capitals`}},
 		{"env not a pair", []string{"--env", "WORKER_THREADS"}, []string{`invalid argument "WORKER_THREADS"`}},
 	}
