@@ -36,21 +36,23 @@ func Undocumented(raw, doc []byte) ([]string, error) {
 		return nil, err
 	}
 	keys := map[string]bool{}
-	var walk func(any)
-	walk = func(x any) {
+	var walk func(x any, in string)
+	walk = func(x any, in string) {
 		switch x := x.(type) {
 		case map[string]any:
 			for k, y := range x {
-				keys[k] = true
-				walk(y)
+				if !slices.Contains(dataMaps, in) {
+					keys[k] = true
+				}
+				walk(y, in+"."+k)
 			}
 		case []any:
 			for _, y := range x {
-				walk(y)
+				walk(y, in+"[]")
 			}
 		}
 	}
-	walk(v)
+	walk(v, "")
 	var missing []string
 	for k := range keys {
 		if !dynamic(k) && !bytes.Contains(doc, []byte("`"+k+"`")) {
@@ -60,6 +62,10 @@ func Undocumented(raw, doc []byte) ([]string, error) {
 	slices.Sort(missing)
 	return missing, nil
 }
+
+// dataMaps are the objects, by their path in results.json, whose keys are data: a cell's
+// server threads and processes counted by name, as the running process named them.
+var dataMaps = []string{".cells[].runtime.threads", ".cells[].runtime.processes"}
 
 // dynamic: map keys that are data, not schema.
 func dynamic(k string) bool {
