@@ -138,6 +138,28 @@ func Count(passed, of int) string {
 	return Tally(passed, of-passed, 0, 0)
 }
 
+// Counts are a part's places by how each was shown, for Tally.
+type Counts struct{ Held, Failed, NotShown int }
+
+// Add counts one place's verdict: shown the claim's way (holds), the other way (fails), or
+// measured but undecided (any other word).
+func (c *Counts) Add(verdict string) {
+	switch verdict {
+	case results.ClaimHolds:
+		c.Held++
+	case results.ClaimFails:
+		c.Failed++
+	default:
+		c.NotShown++
+	}
+}
+
+// Of is how many places were counted.
+func (c Counts) Of() int { return c.Held + c.Failed + c.NotShown }
+
+// Verdict is Tally's over the counts, none untested.
+func (c Counts) Verdict() string { return Tally(c.Held, c.Failed, c.NotShown, 0) }
+
 // Tally is Combine's rule over a part's places: held shown the claim's way, failed shown the
 // other way, notShown measured but undecided, untested not measured.
 func Tally(held, failed, notShown, untested int) string {

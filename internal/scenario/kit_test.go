@@ -374,3 +374,19 @@ func TestNearOnTheMediansInterval(t *testing.T) {
 		}
 	}
 }
+
+// Counts read each place's verdict as Tally does: a tie's "not shown", an untested here or
+// any other word is undecided, never held nor failed.
+func TestCountsReadEachPlaceAsTallyDoes(t *testing.T) {
+	var n Counts
+	for _, v := range []string{results.ClaimHolds, results.ClaimHolds, results.ClaimNotShown, results.ClaimUntestedHere} {
+		n.Add(v)
+	}
+	if n.Held != 2 || n.Failed != 0 || n.NotShown != 2 || n.Of() != 4 || n.Verdict() != results.ClaimHoldsWhereTested {
+		t.Errorf("%+v reads %q; want 2 held, 2 not shown: %q", n, n.Verdict(), results.ClaimHoldsWhereTested)
+	}
+	n.Add(results.ClaimFails)
+	if n.Verdict() != results.ClaimPartly {
+		t.Errorf("%+v reads %q; want partly", n, n.Verdict())
+	}
+}

@@ -194,7 +194,7 @@ const muchMore = 15.0 / 12
 // at least muchMore times vertx's over the repeats (scenario.AtLeast).
 func muchMoreCPU(run *results.Run, idx scenario.Summaries, levels []string) scenario.Part {
 	what := "vertx-eventbus much more CPU than vertx"
-	var held, failed, notShown int
+	var n scenario.Counts
 	var figs []string
 	for _, l := range levels {
 		bus, plain := samples(run, idx, "vertx-eventbus", l, "cpu_pct"), samples(run, idx, "vertx", l, "cpu_pct")
@@ -202,24 +202,16 @@ func muchMoreCPU(run *results.Run, idx scenario.Summaries, levels []string) scen
 			continue
 		}
 		verdict, why := scenario.AtLeast(bus, plain, muchMore, "seeds/000 line 194: the least rise the study names, Akka's 12 → 15 %; line 188 gives no figure")
-		switch verdict {
-		case results.ClaimHolds:
-			held++
-		case results.ClaimFails:
-			failed++
-		default:
-			notShown++
-		}
+		n.Add(verdict)
 		if len(figs) < shownMisses {
 			figs = append(figs, l+": "+why)
 		}
 	}
-	of := held + failed + notShown
-	if of == 0 {
+	if n.Of() == 0 {
 		return scenario.Part{Verdict: results.ClaimUntested, Why: what + ": not measured side by side"}
 	}
-	return scenario.Part{Verdict: scenario.Tally(held, failed, notShown, 0),
-		Why: fmt.Sprintf("%s at %d of %d levels, less at %d, not shown at %d (%s)", what, held, of, failed, notShown, strings.Join(figs, "; "))}
+	return scenario.Part{Verdict: n.Verdict(),
+		Why: fmt.Sprintf("%s at %d of %d levels, less at %d, not shown at %d (%s)", what, n.Held, n.Of(), n.Failed, n.NotShown, strings.Join(figs, "; "))}
 }
 
 // claimNodeWorst rests on the cores: single-threaded Node against multi-threaded Java, and a
@@ -363,7 +355,7 @@ var lowWorkload = levelName(1, 10)
 // least its line (rise: scenario.AtLeast), or constancy, the ratio's interval within
 // ×1/1.25–×1.25 (!rise: scenario.Alike). A stack whose interval cannot decide is not shown.
 func growthPart(run *results.Run, idx scenario.Summaries, lines map[string]float64, rise bool) scenario.Part {
-	var held, failed, notShown int
+	var n scenario.Counts
 	var figs []string
 	for _, name := range slices.Sorted(maps.Keys(lines)) {
 		high, ok := highLevel(run, idx, name)
@@ -377,26 +369,18 @@ func growthPart(run *results.Run, idx scenario.Summaries, lines map[string]float
 		} else {
 			verdict, why = scenario.Alike(hi, lo, constantMemory)
 		}
-		switch verdict {
-		case results.ClaimHolds:
-			held++
-		case results.ClaimFails:
-			failed++
-		default:
-			notShown++
-		}
+		n.Add(verdict)
 		figs = append(figs, fmt.Sprintf("%s %.0f MB at %s → %.0f MB at %s, %s", name, idx[name][lowWorkload].RSSMB.Median, lowWorkload, idx[name][high].RSSMB.Median, high, why))
 	}
 	what := "a rise above 40 users, against the study's low workload (10 users), of at least the study's (×2.08 for vertx-eventbus: 12 → 25 %; ×1.25 for play-akka: 12 → 15 %; seeds/000 line 194)"
 	if !rise {
 		what = "constant above 40 users against the study's low workload (10 users)"
 	}
-	of := held + failed + notShown
-	if of == 0 {
+	if n.Of() == 0 {
 		return scenario.Part{Verdict: results.ClaimUntested, Why: what + ": needs " + strings.Join(slices.Sorted(maps.Keys(lines)), " or ") + " measured both above 40 users and at " + lowWorkload}
 	}
-	return scenario.Part{Verdict: scenario.Tally(held, failed, notShown, 0),
-		Why: fmt.Sprintf("%s: shown in %d of %d, shown otherwise in %d, not shown in %d (%s)", what, held, of, failed, notShown, strings.Join(figs, "; "))}
+	return scenario.Part{Verdict: n.Verdict(),
+		Why: fmt.Sprintf("%s: shown in %d of %d, shown otherwise in %d, not shown in %d (%s)", what, n.Held, n.Of(), n.Failed, n.NotShown, strings.Join(figs, "; "))}
 }
 
 // constantMemory is "a constant memory" (line 196): the same within the least rise the

@@ -432,7 +432,7 @@ var atCapacity = results.Condition{Name: "cost measured at capacity", Needs: 1, 
 func costPart(run *results.Run, names []string) scenario.Part {
 	onLevel, offLevel := costLevels(run)
 	var measuredWhy, untested []string
-	var held, failed, notShown int
+	var n scenario.Counts
 	for _, name := range names {
 		_, why, ok := costOf(run, name)
 		switch {
@@ -449,14 +449,7 @@ func costPart(run *results.Run, names []string) scenario.Part {
 		}
 		verdict, interval := scenario.AtLeast(scenario.Samples(run, name, onLevel, "", streamload.NumberDelivered), scenario.Samples(run, name, offLevel, "", streamload.NumberDelivered),
 			1-maxCost, "seeds/003 line 59: a cost of at most 20 %")
-		switch verdict {
-		case results.ClaimHolds:
-			held++
-		case results.ClaimFails:
-			failed++
-		default:
-			notShown++
-		}
+		n.Add(verdict)
 		measuredWhy = append(measuredWhy, fmt.Sprintf("%s (%s; with over without: %s)", name, why, interval))
 	}
 	what := "the cost of back-pressure"
@@ -464,16 +457,16 @@ func costPart(run *results.Run, names []string) scenario.Part {
 	case onLevel == PacedOn && len(measuredWhy) > 0:
 		return scenario.Part{Verdict: results.ClaimUntestedHere, Why: fmt.Sprintf("%s: measured at a paced rate both sides keep up with by construction (%s, %s), where the ratio is about 1 whatever back-pressure costs: a test that cannot fail; measured here, as context only: %s",
 			what, onLevel, offLevel, strings.Join(measuredWhy, ", "))}
-	case held+failed+notShown == 0:
+	case n.Of() == 0:
 		why := what + ": no contender bounded with a cost measured between runs that both lasted the load"
 		if len(untested) > 0 {
 			why += ": " + strings.Join(untested, ", ")
 		}
 		return scenario.Part{Verdict: results.ClaimUntested, Why: why}
 	}
-	why := fmt.Sprintf("%s at most 20 %% in %d of %d, more in %d, not shown in %d: %s", what, held, held+failed+notShown, failed, notShown, strings.Join(measuredWhy, ", "))
+	why := fmt.Sprintf("%s at most 20 %% in %d of %d, more in %d, not shown in %d: %s", what, n.Held, n.Of(), n.Failed, n.NotShown, strings.Join(measuredWhy, ", "))
 	if len(untested) > 0 {
 		why += "; cost not measured: " + strings.Join(untested, ", ")
 	}
-	return scenario.Part{Verdict: scenario.Tally(held, failed, notShown, 0), Why: why}
+	return scenario.Part{Verdict: n.Verdict(), Why: why}
 }
